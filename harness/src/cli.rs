@@ -1,0 +1,147 @@
+//! Command-line interface (clap derive). Every option is documented here; `--help` shows it.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0    every fork of every case finished and passed its checks
+  1    a fork or benchmark failed (crash, timeout, failed check); the report keeps the rest
+  2    bad input (unknown configuration, filter that matches nothing, bad param, count or duration,
+       unwritable --out); nothing was measured
+  3    reserved for regressions found by `harness compare`
+  130  interrupted (Ctrl-C / SIGTERM); the report keeps every finished fork
+
+Configurations: main (everything), smoke (everything except Redis; short), sql, ids, cache, redis.";
+
+/// Measures declared persistence workloads, one fresh child process per fork.
+#[derive(Debug, Parser)]
+#[command(name = "harness", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the benchmark cases of a configuration, with their params.
+    List(ListArgs),
+    /// Measure the benchmark cases of a configuration and write a JSON report.
+    #[command(after_help = AFTER_HELP)]
+    Run(RunArgs),
+    /// Print the environment metadata a report records.
+    Env(EnvArgs),
+}
+
+/// Which cases.
+#[derive(Debug, Args)]
+pub struct SelectArgs {
+    /// Configuration: main, smoke, sql, ids, cache or redis.
+    #[arg(value_name = "CONFIG", default_value = "main")]
+    pub config: String,
+    /// Keep workloads whose name matches this regular expression (repeatable; any may match).
+    #[arg(long, short = 'f', value_name = "PATTERN")]
+    pub filter: Vec<String>,
+    /// Set a param for the workloads that declare it; several values make several cases.
+    #[arg(short = 'p', long = "param", value_name = "NAME=V1,V2")]
+    pub params: Vec<String>,
+    /// Include hidden fault-injecting workloads (for testing the harness).
+    #[arg(long)]
+    pub hidden: bool,
+}
+
+/// `harness list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Selection.
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+/// `harness run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Selection.
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Fresh worker processes per case [default: 1; use 5 for a decision-grade number].
+    #[arg(long, env = "HARNESS_FORKS", value_name = "N", value_parser = at_least_one, allow_negative_numbers = true)]
+    pub forks: Option<u32>,
+    /// Warmup iterations per fork, not scored [default: 1, or the configuration's].
+    #[arg(long, env = "HARNESS_WARMUP", value_name = "N", value_parser = count, allow_negative_numbers = true)]
+    pub warmup: Option<u32>,
+    /// Measured iterations per fork [default: 3, or the configuration's].
+    #[arg(long, env = "HARNESS_ITERATIONS", value_name = "N", value_parser = at_least_one, allow_negative_numbers = true)]
+    pub iterations: Option<u32>,
+    /// Duration of one measured iteration, e.g. 500ms, 2s [default: 1s, or the configuration's].
+    #[arg(long, env = "HARNESS_TIME", value_name = "DURATION", value_parser = duration)]
+    pub time: Option<Duration>,
+    /// Duration of one warmup iteration [default: --time, or the configuration's].
+    #[arg(long, env = "HARNESS_WARMUP_TIME", value_name = "DURATION", value_parser = duration)]
+    pub warmup_time: Option<Duration>,
+    /// Kill a fork still running after this long [default: 60s + 3 x its planned iteration time].
+    #[arg(long, env = "HARNESS_FORK_TIMEOUT", value_name = "DURATION", value_parser = duration)]
+    pub fork_timeout: Option<Duration>,
+    /// Report path [default: target/harness/CONFIG-TIMESTAMP.json].
+    #[arg(long, short = 'o', env = "HARNESS_OUT", value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// No progress output (failures and the summary are still printed).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `harness env`.
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    /// Print JSON instead of `key: value` lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn count(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<i64>() {
+        Ok(v) if v < 0 => Err("must not be negative".into()),
+        Ok(v) => u32::try_from(v).map_err(|_| "is too large".into()),
+        Err(_) => Err("expected a whole number".into()),
+    }
+}
+
+fn at_least_one(s: &str) -> Result<u32, String> {
+    match count(s)? {
+        0 => Err("must be at least 1".into()),
+        n => Ok(n),
+    }
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    match humantime::parse_duration(s.trim()) {
+        Ok(d) if d.is_zero() => Err("must be longer than zero".into()),
+        Ok(d) => Ok(d),
+        Err(_) => Err("expected a duration such as 500ms, 2s or 1m".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn value_parsers_explain_the_fix() {
+        assert_eq!(at_least_one("0").unwrap_err(), "must be at least 1");
+        assert_eq!(at_least_one("-2").unwrap_err(), "must not be negative");
+        assert_eq!(count("x").unwrap_err(), "expected a whole number");
+        assert_eq!(count("0").unwrap(), 0);
+        assert_eq!(duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(duration("1x").unwrap_err(), "expected a duration such as 500ms, 2s or 1m");
+        assert!(duration("0s").is_err());
+    }
+}

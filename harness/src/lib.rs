@@ -1,0 +1,26 @@
+//! The harness: CLI, parent runner, worker, statistics and reports.
+
+pub mod app;
+pub mod cli;
+pub mod format;
+pub mod plan;
+pub mod progress;
+pub mod protocol;
+pub mod redact;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod summary;
+pub mod worker;
+
+/// Bad input from the user: printed as one line, exit code 2, nothing measured.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadInput(pub String);
+
+/// Exit code for bad input.
+pub const EXIT_BAD_INPUT: u8 = 2;
+/// Exit code when a fork or benchmark failed.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code after Ctrl-C or SIGTERM.
+pub const EXIT_INTERRUPTED: u8 = 130;

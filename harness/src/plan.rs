@@ -1,0 +1,283 @@
+//! Configurations and the params matrix: which benchmark cases a run measures.
+
+use crate::BadInput;
+use regex::Regex;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use workloads::{Params, WorkloadDef, registry};
+
+/// A named selection of workload groups with its own defaults.
+#[derive(Debug)]
+pub struct Configuration {
+    /// Name given on the command line.
+    pub name: &'static str,
+    /// One-line description.
+    pub about: &'static str,
+    /// Workload groups it runs.
+    pub groups: &'static [&'static str],
+    /// Settings that replace the release defaults (flags still win).
+    pub defaults: SettingDefaults,
+    /// Param values that replace the workloads' defaults (`-p` still wins).
+    pub params: &'static [(&'static str, &'static str)],
+}
+
+/// Optional overrides of the release defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SettingDefaults {
+    /// Warmup iterations.
+    pub warmup_iterations: Option<u32>,
+    /// Warmup iteration time.
+    pub warmup_time: Option<Duration>,
+    /// Measured iterations.
+    pub iterations: Option<u32>,
+    /// Measured iteration time.
+    pub time: Option<Duration>,
+}
+
+/// Release defaults: 1 fork, 1 warmup iteration, 3 measured iterations of 1 s.
+pub const DEFAULT_FORKS: u32 = 1;
+/// Default warmup iterations.
+pub const DEFAULT_WARMUP: u32 = 1;
+/// Default measured iterations.
+pub const DEFAULT_ITERATIONS: u32 = 3;
+/// Default iteration time (warmup and measured).
+pub const DEFAULT_TIME: Duration = Duration::from_secs(1);
+
+const ALL_GROUPS: &[&str] = &["baseline", "sql", "ids", "cache", "redis"];
+
+/// Every configuration.
+pub static CONFIGURATIONS: &[Configuration] = &[
+    Configuration {
+        name: "main",
+        about: "everything, with release defaults",
+        groups: ALL_GROUPS,
+        defaults: SettingDefaults { warmup_iterations: None, warmup_time: None, iterations: None, time: None },
+        params: &[],
+    },
+    Configuration {
+        name: "smoke",
+        about: "everything except Redis, small and short: proves the build runs",
+        groups: &["baseline", "sql", "ids", "cache"],
+        defaults: SettingDefaults {
+            warmup_iterations: Some(1),
+            warmup_time: Some(Duration::from_millis(50)),
+            iterations: Some(1),
+            time: Some(Duration::from_millis(100)),
+        },
+        params: &[("row_count", "100"), ("cache_size", "1000")],
+    },
+    Configuration { name: "sql", about: "SQL select shapes", groups: &["sql"], defaults: NONE, params: &[] },
+    Configuration { name: "ids", about: "ID-keyed table workloads", groups: &["ids"], defaults: NONE, params: &[] },
+    Configuration { name: "cache", about: "in-process caches", groups: &["cache"], defaults: NONE, params: &[] },
+    Configuration { name: "redis", about: "Redis clients and near caches", groups: &["redis"], defaults: NONE, params: &[] },
+];
+
+const NONE: SettingDefaults = SettingDefaults { warmup_iterations: None, warmup_time: None, iterations: None, time: None };
+
+/// The configuration called `name`.
+pub fn configuration(name: &str) -> Result<&'static Configuration, BadInput> {
+    CONFIGURATIONS.iter().find(|c| c.name == name).ok_or_else(|| {
+        let names: Vec<_> = CONFIGURATIONS.iter().map(|c| c.name).collect();
+        BadInput(format!("unknown configuration '{name}': choose one of {}", names.join(", ")))
+    })
+}
+
+/// One benchmark case: a workload and one value per declared param.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The workload.
+    pub def: &'static WorkloadDef,
+    /// Its param values.
+    pub params: Params,
+}
+
+impl Case {
+    /// `name[a=1,b=2]`, or the bare name without params.
+    pub fn label(&self) -> String {
+        if self.params.0.is_empty() {
+            self.def.name.to_string()
+        } else {
+            format!("{}[{}]", self.def.name, self.params.display())
+        }
+    }
+}
+
+/// A parsed `-p NAME=V1,V2`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamOverride {
+    /// Param name.
+    pub name: String,
+    /// Values, each a case.
+    pub values: Vec<String>,
+    /// As typed, for messages and the report.
+    pub raw: String,
+}
+
+/// Parses one `-p` argument.
+pub fn parse_param(raw: &str) -> Result<ParamOverride, String> {
+    let (name, values) = raw
+        .split_once('=')
+        .ok_or_else(|| format!("'{raw}' has no '=': write it as NAME=VALUE[,VALUE...], e.g. -p row_count=1000,10000"))?;
+    let name = name.trim();
+    let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+    if name.is_empty() || values.iter().any(String::is_empty) {
+        return Err(format!("'{raw}' has an empty name or value: write it as NAME=VALUE[,VALUE...]"));
+    }
+    Ok(ParamOverride { name: name.to_string(), values, raw: raw.to_string() })
+}
+
+/// What to select: configuration, filters and whether hidden workloads may be picked.
+#[derive(Debug)]
+pub struct Selection<'a> {
+    /// The configuration.
+    pub config: &'static Configuration,
+    /// `--filter` patterns (regular expressions searched in the workload name; any may match).
+    pub filters: &'a [String],
+    /// Include hidden fault injectors.
+    pub hidden: bool,
+    /// `-p` overrides.
+    pub params: &'a [ParamOverride],
+}
+
+/// Expands a selection into benchmark cases, rejecting every bad input before anything runs.
+pub fn plan(sel: &Selection<'_>) -> Result<Vec<Case>, BadInput> {
+    let filters = sel
+        .filters
+        .iter()
+        .map(|f| Regex::new(f).map_err(|e| BadInput(format!("invalid --filter '{f}': {}", first_line(&e.to_string())))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let in_config = |w: &WorkloadDef| sel.config.groups.contains(&w.group()) && !w.hidden;
+    let defs: Vec<&'static WorkloadDef> = registry::all()
+        .into_iter()
+        .filter(|w| in_config(w) || (sel.hidden && w.hidden))
+        .filter(|w| filters.is_empty() || filters.iter().any(|f| f.is_match(w.name)))
+        .collect();
+    if defs.is_empty() {
+        return Err(BadInput(if sel.filters.is_empty() {
+            format!("configuration '{}' has no workloads in this build: see `harness list main`", sel.config.name)
+        } else {
+            format!(
+                "no workload matches --filter {} in configuration '{}': see `harness list {}`{}",
+                sel.filters.iter().map(|f| format!("'{f}'")).collect::<Vec<_>>().join(", "),
+                sel.config.name,
+                sel.config.name,
+                if sel.hidden { "" } else { " (fault injectors need --hidden)" }
+            )
+        }));
+    }
+    for o in sel.params {
+        let declaring: Vec<_> = defs.iter().filter_map(|d| d.param(&o.name).map(|p| (d, p))).collect();
+        if declaring.is_empty() {
+            let mut known: Vec<_> = defs.iter().flat_map(|d| d.params.iter().map(|p| p.name)).collect();
+            known.sort_unstable();
+            known.dedup();
+            let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            return Err(BadInput(format!(
+                "unknown param '{}' in -p {}: the selected workloads declare {known} (see `harness list`)",
+                o.name, o.raw
+            )));
+        }
+        for (d, spec) in declaring {
+            for v in &o.values {
+                spec.check(v).map_err(|e| {
+                    BadInput(format!("invalid value '{v}' for param '{}' of {} in -p {}: {e}", o.name, d.name, o.raw))
+                })?;
+            }
+        }
+    }
+    Ok(defs.into_iter().flat_map(|d| matrix(d, sel)).collect())
+}
+
+/// The cases of one workload: the product of its params' values, declared order.
+fn matrix(def: &'static WorkloadDef, sel: &Selection<'_>) -> Vec<Case> {
+    let mut rows: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
+    for spec in def.params {
+        let values: Vec<String> = if let Some(o) = sel.params.iter().rev().find(|o| o.name == spec.name) {
+            o.values.clone()
+        } else if let Some((_, v)) = sel.config.params.iter().find(|(n, v)| *n == spec.name && spec.check(v).is_ok()) {
+            vec![v.to_string()]
+        } else {
+            spec.defaults.iter().map(|v| v.to_string()).collect()
+        };
+        rows = rows
+            .into_iter()
+            .flat_map(|row| {
+                values.iter().map(move |v| {
+                    let mut r = row.clone();
+                    r.insert(spec.name.to_string(), v.clone());
+                    r
+                })
+            })
+            .collect();
+    }
+    rows.into_iter().map(|p| Case { def, params: Params(p) }).collect()
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sel<'a>(config: &str, filters: &'a [String], params: &'a [ParamOverride]) -> Selection<'a> {
+        Selection { config: configuration(config).unwrap(), filters, hidden: false, params }
+    }
+
+    #[test]
+    fn unknown_configuration_lists_the_known_ones() {
+        let e = configuration("nope").unwrap_err().0;
+        assert_eq!(e, "unknown configuration 'nope': choose one of main, smoke, sql, ids, cache, redis");
+    }
+
+    #[test]
+    fn param_override_parsing() {
+        let p = parse_param("work=10, 20").unwrap();
+        assert_eq!((p.name.as_str(), p.values.clone()), ("work", vec!["10".to_string(), "20".to_string()]));
+        assert!(parse_param("work").unwrap_err().contains("NAME=VALUE"));
+        assert!(parse_param("work=").is_err());
+        assert!(parse_param("=3").is_err());
+    }
+
+    #[test]
+    fn matrix_multiplies_values_and_p_wins() {
+        let params = [parse_param("work=1,2,3").unwrap()];
+        let filters = ["busy".to_string()];
+        let cases = plan(&sel("smoke", &filters, &params)).unwrap();
+        let labels: Vec<_> = cases.iter().map(Case::label).collect();
+        assert_eq!(labels, ["baseline/busy_loop[work=1]", "baseline/busy_loop[work=2]", "baseline/busy_loop[work=3]"]);
+    }
+
+    #[test]
+    fn bad_params_and_filters_are_rejected_with_the_fix() {
+        let filters = ["busy".to_string()];
+        let e = plan(&sel("main", &filters, &[parse_param("rows=1").unwrap()])).unwrap_err().0;
+        assert!(e.starts_with("unknown param 'rows' in -p rows=1: the selected workloads declare work"), "{e}");
+        let e = plan(&sel("main", &filters, &[parse_param("work=abc").unwrap()])).unwrap_err().0;
+        assert!(e.contains("invalid value 'abc' for param 'work' of baseline/busy_loop"), "{e}");
+        let nothing = ["zzz".to_string()];
+        let e = plan(&sel("main", &nothing, &[])).unwrap_err().0;
+        assert!(e.starts_with("no workload matches --filter 'zzz' in configuration 'main'"), "{e}");
+        let bad = ["(".to_string()];
+        assert!(plan(&sel("main", &bad, &[])).unwrap_err().0.starts_with("invalid --filter '('"));
+    }
+
+    #[test]
+    fn hidden_workloads_need_the_flag() {
+        let filters = ["fault/panic".to_string()];
+        assert!(plan(&sel("main", &filters, &[])).is_err());
+        let s = Selection { hidden: true, ..sel("main", &filters, &[]) };
+        let cases = plan(&s).unwrap();
+        assert_eq!(cases.len(), 1);
+        assert_eq!(cases[0].params.get("fork").unwrap(), "-1");
+    }
+
+    #[test]
+    fn smoke_has_no_redis_and_main_has_every_group() {
+        let smoke = configuration("smoke").unwrap();
+        assert!(!smoke.groups.contains(&"redis"));
+        assert_eq!(configuration("main").unwrap().groups, ALL_GROUPS);
+        assert!(plan(&sel("smoke", &[], &[])).unwrap().len() >= 3);
+    }
+}

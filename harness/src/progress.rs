@@ -1,0 +1,89 @@
+//! What the user sees while a run goes on: a progress bar on a terminal, plain lines otherwise,
+//! nothing with `--quiet` (failures are always printed).
+
+use crate::format::si;
+use crate::protocol::{IterationKind, Message};
+use crate::report::{Fork, ForkStatus, Iteration};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+
+/// How progress is shown.
+#[derive(Debug)]
+pub enum Progress {
+    /// A bar over every fork of the run.
+    Bar(ProgressBar),
+    /// One line per finished fork on stderr.
+    Lines {
+        /// Forks in the whole run.
+        total: u64,
+        /// Forks finished so far.
+        done: std::cell::Cell<u64>,
+    },
+    /// Only failures.
+    Quiet,
+}
+
+impl Progress {
+    /// Chooses the display for a run of `total` forks.
+    pub fn new(quiet: bool, total: u64) -> Progress {
+        if quiet {
+            Progress::Quiet
+        } else if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::new(total);
+            bar.set_style(
+                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} forks  {msg}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            Progress::Bar(bar)
+        } else {
+            Progress::Lines { total, done: std::cell::Cell::new(0) }
+        }
+    }
+
+    /// A fork is starting.
+    pub fn fork_started(&self, label: &str, _case: usize, fork: u32, forks: u32) {
+        if let Progress::Bar(b) = self {
+            b.set_message(format!("{label} fork {}/{forks}: starting", fork + 1));
+        }
+    }
+
+    /// A worker message arrived.
+    pub fn message(&self, label: &str, m: &Message) {
+        if let (Progress::Bar(b), Message::Iteration { kind, index, ops, nanos }) = (self, m) {
+            let what = if *kind == IterationKind::Warmup { "warmup" } else { "iteration" };
+            let rate = Iteration { ops: *ops, nanos: *nanos }.ops_per_sec();
+            b.set_message(format!("{label} {what} {}: {} ops/s", index + 1, si(rate)));
+        }
+    }
+
+    /// A fork ended.
+    pub fn fork_finished(&self, label: &str, fork: &Fork, forks: u32) {
+        match self {
+            Progress::Bar(b) => b.inc(1),
+            Progress::Lines { total, done } => {
+                done.set(done.get() + 1);
+                let rates: Vec<f64> = fork.iterations.iter().map(Iteration::ops_per_sec).collect();
+                let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
+                let status = if fork.status == ForkStatus::Ok { "ok" } else { "FAILED" };
+                eprintln!("[{}/{total}] {label} fork {}/{forks}: {status}, {} ops/s", done.get(), fork.index + 1, si(mean));
+            }
+            Progress::Quiet => {}
+        }
+    }
+
+    /// A warning or failure, shown in every mode.
+    pub fn warn(&self, text: &str) {
+        match self {
+            Progress::Bar(b) => b.println(format!("warning: {text}")),
+            _ => eprintln!("warning: {text}"),
+        }
+    }
+
+    /// The run ended.
+    pub fn finish(&self) {
+        if let Progress::Bar(b) = self {
+            b.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! The versioned messages between the parent and a worker.
+//!
+//! The parent writes one [`Task`] as JSON to the worker's stdin. The worker answers on a
+//! dedicated pipe at fd [`RESULT_FD`] (never stdout), one JSON [`Message`] per line:
+//! `hello` · `verified(before)` · `calibrated` · `iteration`… · `verified(after)` · `done`,
+//! or an `error` at the stage that failed. One message per finished iteration means a crash
+//! keeps every iteration that finished before it.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Bumped whenever a message or the task changes shape.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The worker's end of the result pipe.
+pub const RESULT_FD: i32 = 3;
+
+/// What one worker is asked to do.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Task {
+    /// Protocol version of the parent.
+    pub protocol: u32,
+    /// Workload name (`group/name`).
+    pub workload: String,
+    /// Parameter values of the case.
+    pub params: BTreeMap<String, String>,
+    /// Fork index within the case.
+    pub fork_index: u32,
+    /// Number of warmup iterations.
+    pub warmup_iterations: u32,
+    /// Duration of one warmup iteration.
+    pub warmup_nanos: u64,
+    /// Number of measured iterations.
+    pub iterations: u32,
+    /// Duration of one measured iteration.
+    pub iteration_nanos: u64,
+}
+
+/// Warmup or measurement.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum IterationKind {
+    /// Not part of the score.
+    Warmup,
+    /// Part of the score.
+    Measure,
+}
+
+/// Where in the worker's life something failed.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// Reading or checking the task.
+    Task,
+    /// Building the workload state.
+    Setup,
+    /// A correctness check.
+    Verify,
+    /// Releasing resources after measuring.
+    Teardown,
+}
+
+/// Before or after measuring.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifyPhase {
+    /// Before warmup.
+    Before,
+    /// After the last measured iteration.
+    After,
+}
+
+/// One line on the result pipe.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Message {
+    /// First message: who answers and in which protocol.
+    Hello {
+        /// Protocol version of the worker.
+        protocol: u32,
+        /// The worker's process id.
+        pid: u32,
+        /// The worker build's harness version.
+        harness_version: String,
+    },
+    /// A correctness check passed.
+    Verified {
+        /// Which check.
+        phase: VerifyPhase,
+    },
+    /// The batch size chosen for the timed loop.
+    Calibrated {
+        /// `blocking` or `async`.
+        shape: String,
+        /// Ops between two clock reads.
+        batch_size: u64,
+        /// Measured cost of one clock read.
+        clock_read_nanos: f64,
+    },
+    /// One finished iteration.
+    Iteration {
+        /// Warmup or measurement.
+        kind: IterationKind,
+        /// 0-based index within its kind.
+        index: u32,
+        /// Operations completed.
+        ops: u64,
+        /// Elapsed wall-clock time.
+        nanos: u64,
+    },
+    /// Everything finished, teardown included.
+    Done,
+    /// The worker failed at `stage` and will exit non-zero.
+    Error {
+        /// Where.
+        stage: Stage,
+        /// What, in one line.
+        message: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_tagged_json_lines() {
+        let m = Message::Iteration { kind: IterationKind::Measure, index: 2, ops: 10, nanos: 99 };
+        let line = serde_json::to_string(&m).unwrap();
+        assert_eq!(line, r#"{"type":"iteration","kind":"measure","index":2,"ops":10,"nanos":99}"#);
+        assert_eq!(serde_json::from_str::<Message>(&line).unwrap(), m);
+        assert!(serde_json::from_str::<Message>(r#"{"type":"bogus"}"#).is_err());
+    }
+}

@@ -1,0 +1,254 @@
+//! Environment metadata: what the report records about the build, the machine and the run.
+
+use crate::protocol::PROTOCOL_VERSION;
+use crate::redact::redact;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::process::Command;
+use std::time::SystemTime;
+
+/// Everything a reader needs to reproduce or distrust a number.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Meta {
+    /// Version of the harness crate.
+    pub harness_version: String,
+    /// Worker protocol version.
+    pub protocol_version: u32,
+    /// Source state of the build.
+    pub git: Git,
+    /// `rustc --version` of the toolchain that built the harness.
+    pub rustc: String,
+    /// `release` or `debug`; debug numbers are meaningless.
+    pub build_profile: String,
+    /// Target triple.
+    pub target: String,
+    /// Operating system.
+    pub os: Os,
+    /// Processor.
+    pub cpu: Cpu,
+    /// Limits of the control group the harness runs in.
+    pub cgroup: Cgroup,
+    /// 1, 5 and 15 minute load averages when the run started.
+    pub load_average_start: Option<[f64; 3]>,
+    /// The same when the run ended (or was last written).
+    pub load_average_end: Option<[f64; 3]>,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    /// RFC 3339 UTC; null while running.
+    pub ended_at: Option<String>,
+    /// The command line, credentials redacted.
+    pub command_line: Vec<String>,
+    /// Configuration name (`smoke`, `main`…); null for `env`.
+    pub configuration: Option<String>,
+    /// Run settings as given on the command line (null for `env`).
+    pub settings: Option<RunSettings>,
+}
+
+/// Commit and dirty state of the source tree the harness was built from.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Git {
+    /// Commit hash, or null outside a git checkout.
+    pub commit: Option<String>,
+    /// Uncommitted changes present; null when unknown.
+    pub dirty: Option<bool>,
+}
+
+/// Operating system.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Os {
+    /// Distribution name (`PRETTY_NAME` of os-release).
+    pub name: String,
+    /// Kernel release.
+    pub kernel: String,
+    /// Machine architecture.
+    pub arch: String,
+}
+
+/// Processor.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Cpu {
+    /// Model name.
+    pub model: String,
+    /// Logical CPUs online.
+    pub logical_cpus: usize,
+    /// CPUs this process may use (affinity and cgroup quota applied).
+    pub available_parallelism: usize,
+}
+
+/// Control group limits; "none" when unlimited.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Cgroup {
+    /// CPU quota, e.g. `1.5 CPUs (150000/100000)` or `none`.
+    pub cpu_quota: String,
+    /// Memory limit in bytes, or `none`.
+    pub memory_limit: String,
+}
+
+/// The settings of a run, as resolved from flags, environment and configuration.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct RunSettings {
+    /// Forks per case.
+    pub forks: u32,
+    /// Warmup iterations per fork.
+    pub warmup_iterations: u32,
+    /// Duration of one warmup iteration.
+    pub warmup_nanos: u64,
+    /// Measured iterations per fork.
+    pub iterations: u32,
+    /// Duration of one measured iteration.
+    pub iteration_nanos: u64,
+    /// Per-fork timeout.
+    pub fork_timeout_nanos: u64,
+    /// `--filter` patterns.
+    pub filters: Vec<String>,
+    /// `-p` overrides, as given.
+    pub params: Vec<String>,
+}
+
+impl Meta {
+    /// Collects the metadata now.
+    pub fn collect(configuration: Option<String>, settings: Option<RunSettings>) -> Meta {
+        Meta {
+            harness_version: env!("CARGO_PKG_VERSION").into(),
+            protocol_version: PROTOCOL_VERSION,
+            git: git(Path::new(env!("CARGO_MANIFEST_DIR"))),
+            rustc: env!("HARNESS_RUSTC_VERSION").into(),
+            build_profile: build_profile().into(),
+            target: env!("HARNESS_TARGET").into(),
+            os: os(),
+            cpu: cpu(),
+            cgroup: cgroup(Path::new("/sys/fs/cgroup")),
+            load_average_start: load_average(),
+            load_average_end: None,
+            started_at: now_rfc3339(),
+            ended_at: None,
+            command_line: std::env::args().map(|a| redact(&a)).collect(),
+            configuration,
+            settings,
+        }
+    }
+
+    /// Records the end of the run.
+    pub fn finish(&mut self) {
+        self.load_average_end = load_average();
+        self.ended_at = Some(now_rfc3339());
+    }
+}
+
+/// `release` when built with optimizations, else `debug`.
+pub fn build_profile() -> &'static str {
+    if cfg!(debug_assertions) { "debug" } else { "release" }
+}
+
+/// Current UTC time, RFC 3339 to the second.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+fn git(dir: &Path) -> Git {
+    let run = |args: &[&str]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = run(&["rev-parse", "HEAD"]);
+    let dirty = commit.as_ref().and_then(|_| run(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty()));
+    Git { commit, dirty }
+}
+
+fn read(path: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+}
+
+fn os() -> Os {
+    let name = read("/etc/os-release")
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
+        })
+        .unwrap_or_else(|| std::env::consts::OS.into());
+    let uname = nix::sys::utsname::uname().ok();
+    let kernel = uname.as_ref().map_or("unknown".into(), |u| u.release().to_string_lossy().into_owned());
+    Os { name, kernel, arch: std::env::consts::ARCH.into() }
+}
+
+fn cpu() -> Cpu {
+    let info = read("/proc/cpuinfo").unwrap_or_default();
+    let model = info
+        .lines()
+        .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_string()))
+        .unwrap_or_else(|| "unknown".into());
+    // SAFETY: sysconf has no preconditions.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Cpu { model, logical_cpus: usize::try_from(online).unwrap_or(available), available_parallelism: available }
+}
+
+/// Reads cgroup v2 (`cpu.max`, `memory.max`) or v1 limits under `root`.
+pub fn cgroup(root: &Path) -> Cgroup {
+    let cpu_quota = match read(root.join("cpu.max")) {
+        Some(s) => parse_cpu_max(&s),
+        None => match (read(root.join("cpu/cpu.cfs_quota_us")), read(root.join("cpu/cpu.cfs_period_us"))) {
+            (Some(q), Some(p)) if q != "-1" => parse_cpu_max(&format!("{q} {p}")),
+            _ => "none".into(),
+        },
+    };
+    let memory_limit = read(root.join("memory.max"))
+        .or_else(|| read(root.join("memory/memory.limit_in_bytes")))
+        .filter(|s| s != "max" && s.parse::<u64>().is_ok_and(|v| v < (1 << 62)))
+        .unwrap_or_else(|| "none".into());
+    Cgroup { cpu_quota, memory_limit }
+}
+
+fn parse_cpu_max(s: &str) -> String {
+    let mut it = s.split_whitespace();
+    match (it.next(), it.next().and_then(|p| p.parse::<f64>().ok())) {
+        (Some(q), Some(period)) if q != "max" => match q.parse::<f64>() {
+            Ok(quota) => format!("{:.2} CPUs ({q}/{period})", quota / period),
+            Err(_) => "none".into(),
+        },
+        _ => "none".into(),
+    }
+}
+
+fn load_average() -> Option<[f64; 3]> {
+    let s = read("/proc/loadavg")?;
+    let v: Vec<f64> = s.split_whitespace().take(3).filter_map(|x| x.parse().ok()).collect();
+    v.try_into().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cgroup_v2_limits_and_unlimited() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cpu.max"), "150000 100000\n").unwrap();
+        std::fs::write(dir.path().join("memory.max"), "1073741824\n").unwrap();
+        let c = cgroup(dir.path());
+        assert_eq!(c.cpu_quota, "1.50 CPUs (150000/100000)");
+        assert_eq!(c.memory_limit, "1073741824");
+        std::fs::write(dir.path().join("cpu.max"), "max 100000\n").unwrap();
+        std::fs::write(dir.path().join("memory.max"), "max\n").unwrap();
+        let c = cgroup(dir.path());
+        assert_eq!((c.cpu_quota.as_str(), c.memory_limit.as_str()), ("none", "none"));
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(cgroup(empty.path()).cpu_quota, "none");
+    }
+
+    #[test]
+    fn collected_meta_names_the_machine() {
+        let m = Meta::collect(None, None);
+        assert!(m.rustc.starts_with("rustc "), "{}", m.rustc);
+        assert!(m.cpu.logical_cpus >= 1);
+        assert!(m.load_average_start.is_some());
+        assert!(!m.target.is_empty());
+    }
+}

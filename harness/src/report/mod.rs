@@ -1,0 +1,265 @@
+//! The versioned JSON report: schema types, scores and atomic writing.
+//!
+//! One version number ([`SCHEMA_VERSION`]) covers the whole document; `harness/schema/` holds the
+//! JSON Schema generated from these types (a test keeps the two equal).
+
+pub mod meta;
+pub mod write;
+
+use crate::stats::{self, CONFIDENCE};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub use meta::Meta;
+
+/// Version of the report document; bump it on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole run: metadata and one entry per benchmark case.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Report {
+    /// Version of this document's shape.
+    pub schema_version: u32,
+    /// Whether the run finished, is still going, or was interrupted.
+    pub status: RunStatus,
+    /// Environment and run settings.
+    pub meta: Meta,
+    /// Benchmark cases in the order they ran; a case appears once its first fork has ended.
+    pub benchmarks: Vec<Benchmark>,
+}
+
+/// State of the run when the report was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Still measuring; the report is rewritten after every fork.
+    Running,
+    /// Every case ran (some forks may have failed).
+    Complete,
+    /// Stopped by a signal (Ctrl-C); finished forks are kept.
+    Interrupted,
+}
+
+/// One benchmark case: a workload with one set of param values.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Benchmark {
+    /// Workload name, `group/name`.
+    pub name: String,
+    /// Param values of this case.
+    pub params: BTreeMap<String, String>,
+    /// How the op executes (`blocking`, `async`), as the worker reported it.
+    pub shape: Option<String>,
+    /// Settings this case ran with.
+    pub settings: CaseSettings,
+    /// Every fork, ok or failed.
+    pub forks: Vec<Fork>,
+    /// Throughput over all measured iterations of the forks that finished ok; absent when none did.
+    pub score: Option<Score>,
+}
+
+/// Settings of one case.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct CaseSettings {
+    /// Forks requested.
+    pub forks: u32,
+    /// Warmup iterations per fork.
+    pub warmup_iterations: u32,
+    /// Duration of one warmup iteration.
+    pub warmup_nanos: u64,
+    /// Measured iterations per fork.
+    pub iterations: u32,
+    /// Duration of one measured iteration.
+    pub iteration_nanos: u64,
+    /// A fork still running after this long is killed.
+    pub fork_timeout_nanos: u64,
+}
+
+/// One worker process.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Fork {
+    /// 0-based fork index within the case.
+    pub index: u32,
+    /// Process id of the worker.
+    pub pid: Option<u32>,
+    /// Outcome.
+    pub status: ForkStatus,
+    /// Why the fork failed.
+    pub failure: Option<Failure>,
+    /// Ops run between two clock reads.
+    pub batch_size: Option<u64>,
+    /// Cost of one clock read in the worker.
+    pub clock_read_nanos: Option<f64>,
+    /// Warmup iterations (not scored).
+    pub warmup: Vec<Iteration>,
+    /// Measured iterations.
+    pub iterations: Vec<Iteration>,
+    /// Wall time of the whole fork, seen from the parent (start-up, setup and teardown included).
+    pub wall_nanos: u64,
+}
+
+/// Outcome of a fork.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ForkStatus {
+    /// All iterations finished, checks passed, the worker exited 0.
+    Ok,
+    /// See `failure`.
+    Failed,
+}
+
+/// Why a fork failed.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Failure {
+    /// Category.
+    pub kind: FailureKind,
+    /// One line, e.g. `killed by SIGSEGV`.
+    pub message: String,
+    /// Last lines of the worker's stderr.
+    pub stderr_tail: String,
+}
+
+/// Category of a fork failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The worker could not be started.
+    Spawn,
+    /// Killed by a signal (crash, abort).
+    Signal,
+    /// Exited non-zero, or exited 0 before reporting done.
+    Exit,
+    /// Still running at the fork timeout; killed.
+    Timeout,
+    /// Spoke something other than the protocol (garbage, wrong version, wrong order).
+    Protocol,
+    /// The worker rejected its task.
+    Task,
+    /// Workload setup failed.
+    Setup,
+    /// A correctness check failed.
+    Verify,
+    /// Teardown failed.
+    Teardown,
+    /// The run was interrupted while this fork ran; killed.
+    Interrupted,
+}
+
+/// One iteration's raw data.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Iteration {
+    /// Operations completed.
+    pub ops: u64,
+    /// Elapsed wall-clock time.
+    pub nanos: u64,
+}
+
+impl Iteration {
+    /// Throughput of this iteration.
+    pub fn ops_per_sec(&self) -> f64 {
+        if self.nanos == 0 { f64::NAN } else { self.ops as f64 * 1e9 / self.nanos as f64 }
+    }
+}
+
+/// Throughput score of a case: statistics over the per-iteration ops/s of every measured
+/// iteration of every fork that finished ok.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Score {
+    /// Always `ops/s`.
+    pub unit: String,
+    /// Number of iterations.
+    pub n: usize,
+    /// Mean of the iteration throughputs.
+    pub mean: f64,
+    /// Median.
+    pub median: f64,
+    /// Sample standard deviation; null when n < 2.
+    pub stdev: Option<f64>,
+    /// Slowest iteration.
+    pub min: f64,
+    /// Fastest iteration.
+    pub max: f64,
+    /// Half-width of the Student-t interval at `confidence` (JMH's scoreError); null when n <= 2.
+    pub error: Option<f64>,
+    /// Confidence level of `error`.
+    pub confidence: f64,
+}
+
+impl Score {
+    /// The score over the ok forks, or `None` when no ok fork measured anything.
+    pub fn from_forks(forks: &[Fork]) -> Option<Score> {
+        let samples: Vec<f64> = forks
+            .iter()
+            .filter(|f| f.status == ForkStatus::Ok)
+            .flat_map(|f| f.iterations.iter().map(Iteration::ops_per_sec))
+            .collect();
+        let s = stats::summarize(&samples)?;
+        Some(Score {
+            unit: "ops/s".into(),
+            n: s.n,
+            mean: s.mean,
+            median: s.median,
+            stdev: Some(s.stdev).filter(|x| x.is_finite()),
+            min: s.min,
+            max: s.max,
+            error: stats::mean_error(&s, CONFIDENCE),
+            confidence: CONFIDENCE,
+        })
+    }
+}
+
+impl Benchmark {
+    /// Number of forks that finished ok.
+    pub fn forks_ok(&self) -> usize {
+        self.forks.iter().filter(|f| f.status == ForkStatus::Ok).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fork(status: ForkStatus, its: &[(u64, u64)]) -> Fork {
+        Fork {
+            index: 0,
+            pid: Some(1),
+            status,
+            failure: None,
+            batch_size: Some(1),
+            clock_read_nanos: None,
+            warmup: vec![],
+            iterations: its.iter().map(|&(ops, nanos)| Iteration { ops, nanos }).collect(),
+            wall_nanos: 0,
+        }
+    }
+
+    #[test]
+    fn score_pools_ok_forks_and_ignores_failed_ones() {
+        let forks = [
+            fork(ForkStatus::Ok, &[(100, 1_000_000_000), (200, 1_000_000_000)]),
+            fork(ForkStatus::Ok, &[(300, 1_000_000_000)]),
+            fork(ForkStatus::Failed, &[(9_000, 1_000_000_000)]),
+        ];
+        let s = Score::from_forks(&forks).unwrap();
+        assert_eq!(s.n, 3);
+        assert_eq!((s.mean, s.median, s.min, s.max), (200.0, 200.0, 100.0, 300.0));
+        assert_eq!(s.stdev, Some(100.0));
+        // t(0.9995, 2) = 31.5991 ; 31.5991 * 100 / sqrt(3) = 1824.37
+        assert!((s.error.unwrap() - 1824.37).abs() < 0.05, "{:?}", s.error);
+    }
+
+    #[test]
+    fn score_is_absent_without_ok_iterations_and_error_null_when_small() {
+        assert!(Score::from_forks(&[fork(ForkStatus::Failed, &[(1, 1)])]).is_none());
+        let s = Score::from_forks(&[fork(ForkStatus::Ok, &[(5, 1_000_000_000)])]).unwrap();
+        assert_eq!((s.n, s.stdev, s.error), (1, None, None));
+        let json = serde_json::to_value(&s).unwrap();
+        assert!(json["error"].is_null() && json["stdev"].is_null());
+    }
+
+    #[test]
+    fn zero_duration_iteration_is_not_a_number() {
+        assert!(Iteration { ops: 1, nanos: 0 }.ops_per_sec().is_nan());
+        assert_eq!(Iteration { ops: 3, nanos: 1_500_000_000 }.ops_per_sec(), 2.0);
+    }
+}

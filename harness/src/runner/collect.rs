@@ -1,0 +1,304 @@
+//! Following one worker to its end: applying its messages to the fork record, enforcing the
+//! timeout and the interrupt flag, and turning its exit status into the fork's outcome.
+
+use super::spawn::{PipeEvent, Worker};
+use crate::protocol::{IterationKind, Message, PROTOCOL_VERSION, Stage, Task, VerifyPhase};
+use crate::report::{Failure, FailureKind, Fork, ForkStatus, Iteration};
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
+
+/// How often the parent looks at the interrupt flag while waiting.
+const POLL: Duration = Duration::from_millis(50);
+/// Lines of stderr kept in a failure.
+const STDERR_LINES: usize = 20;
+
+/// What the fork record knows while the worker runs.
+struct Progress<'a> {
+    fork: Fork,
+    task: &'a Task,
+    hello: bool,
+    verified_after: bool,
+    done: bool,
+    failure: Option<(FailureKind, String)>,
+}
+
+impl Progress<'_> {
+    /// Applies one message; an error is a protocol violation.
+    fn apply(&mut self, m: &Message) -> Result<(), String> {
+        match (self.hello, m) {
+            (false, Message::Hello { protocol, pid, harness_version }) => {
+                if *protocol != PROTOCOL_VERSION {
+                    return Err(format!(
+                        "worker speaks protocol {protocol} (harness {harness_version}), this harness speaks {PROTOCOL_VERSION}: rebuild both binaries from the same protocol version"
+                    ));
+                }
+                self.hello = true;
+                self.fork.pid = Some(*pid);
+            }
+            (false, other) => return Err(format!("first message must be hello, got {}", kind(other))),
+            (true, Message::Hello { .. }) => return Err("a second hello".into()),
+            (true, Message::Verified { phase: VerifyPhase::Before }) => {}
+            (true, Message::Calibrated { batch_size, clock_read_nanos, .. }) => {
+                self.fork.batch_size = Some(*batch_size);
+                self.fork.clock_read_nanos = Some(*clock_read_nanos);
+            }
+            (true, Message::Iteration { kind, index, ops, nanos }) => {
+                let (list, expected) = match kind {
+                    IterationKind::Warmup => (&mut self.fork.warmup, self.task.warmup_iterations),
+                    IterationKind::Measure => (&mut self.fork.iterations, self.task.iterations),
+                };
+                if *index as usize != list.len() || *index >= expected {
+                    return Err(format!("unexpected {kind:?} iteration {index}"));
+                }
+                list.push(Iteration { ops: *ops, nanos: *nanos });
+            }
+            (true, Message::Verified { phase: VerifyPhase::After }) => self.verified_after = true,
+            (true, Message::Done) => {
+                if !self.verified_after || self.fork.iterations.len() != self.task.iterations as usize {
+                    return Err("done before every iteration and check was reported".into());
+                }
+                self.done = true;
+            }
+            (true, Message::Error { stage, message }) => {
+                let kind = match stage {
+                    Stage::Task => FailureKind::Task,
+                    Stage::Setup => FailureKind::Setup,
+                    Stage::Verify => FailureKind::Verify,
+                    Stage::Teardown => FailureKind::Teardown,
+                };
+                self.failure.get_or_insert((kind, message.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn kind(m: &Message) -> &'static str {
+    match m {
+        Message::Hello { .. } => "hello",
+        Message::Verified { .. } => "verified",
+        Message::Calibrated { .. } => "calibrated",
+        Message::Iteration { .. } => "iteration",
+        Message::Done => "done",
+        Message::Error { .. } => "error",
+    }
+}
+
+/// Follows `worker` until it ends or is killed; returns the fork record.
+pub fn collect(
+    mut worker: Worker,
+    task: &Task,
+    timeout: Duration,
+    stop: &AtomicBool,
+    on_message: &mut dyn FnMut(&Message),
+) -> Fork {
+    let started = Instant::now();
+    let deadline = started + timeout;
+    let fork = Fork {
+        index: task.fork_index,
+        pid: Some(worker.child.id()),
+        status: ForkStatus::Failed,
+        failure: None,
+        batch_size: None,
+        clock_read_nanos: None,
+        warmup: vec![],
+        iterations: vec![],
+        wall_nanos: 0,
+    };
+    let mut p = Progress { fork, task, hello: false, verified_after: false, done: false, failure: None };
+
+    // Phase 1: messages until the pipe closes, a violation, the timeout or an interrupt.
+    let mut killed = false;
+    loop {
+        if let Some(kind) = stop_reason(stop, deadline, timeout) {
+            p.failure = Some(kind);
+            killed = true;
+            break;
+        }
+        match worker.events.recv_timeout(POLL.min(deadline.saturating_duration_since(Instant::now()))) {
+            Ok(PipeEvent::Line(line)) => {
+                let applied = serde_json::from_str::<Message>(&line)
+                    .map_err(|e| format!("not a protocol message ({e}): {}", clip(&line)))
+                    .and_then(|m| {
+                        on_message(&m);
+                        p.apply(&m)
+                    });
+                if let Err(e) = applied {
+                    p.failure = Some((FailureKind::Protocol, e));
+                    killed = true;
+                    break;
+                }
+            }
+            Ok(PipeEvent::Garbled(why)) => {
+                p.failure = Some((FailureKind::Protocol, format!("the result channel carried {why}")));
+                killed = true;
+                break;
+            }
+            Ok(PipeEvent::Eof) | Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+    }
+
+    // Phase 2: the exit status, still under the timeout and the interrupt flag.
+    let status = if killed {
+        worker.kill_group();
+        worker.child.wait().ok()
+    } else {
+        loop {
+            match worker.child.try_wait() {
+                Ok(Some(s)) => break Some(s),
+                Ok(None) => {}
+                Err(_) => break None,
+            }
+            if let Some(kind) = stop_reason(stop, deadline, timeout) {
+                p.failure.get_or_insert(kind);
+                worker.kill_group();
+                break worker.child.wait().ok();
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    // Anything the worker started dies with it.
+    worker.kill_group();
+
+    let mut fork = p.fork;
+    fork.wall_nanos = started.elapsed().as_nanos() as u64;
+    let failure = match (p.failure, status) {
+        (Some((kind, message)), status) => Some((kind, with_status(message, status, killed))),
+        (None, None) => Some((FailureKind::Exit, "exit status unknown".into())),
+        (None, Some(s)) => exit_failure(s, p.done, fork.iterations.len(), task.iterations),
+    };
+    match failure {
+        None => fork.status = ForkStatus::Ok,
+        Some((kind, message)) => {
+            fork.failure = Some(Failure { kind, message, stderr_tail: worker.stderr.text(STDERR_LINES) });
+        }
+    }
+    fork
+}
+
+fn stop_reason(stop: &AtomicBool, deadline: Instant, timeout: Duration) -> Option<(FailureKind, String)> {
+    if stop.load(Ordering::SeqCst) {
+        Some((FailureKind::Interrupted, "run interrupted; worker killed".into()))
+    } else if Instant::now() >= deadline {
+        let t = humantime::format_duration(Duration::from_millis(timeout.as_millis() as u64));
+        Some((FailureKind::Timeout, format!("still running after the fork timeout of {t}; worker killed (raise --fork-timeout if the workload is just slow)")))
+    } else {
+        None
+    }
+}
+
+/// The failure implied by an exit status when no message reported one.
+fn exit_failure(s: ExitStatus, done: bool, measured: usize, expected: u32) -> Option<(FailureKind, String)> {
+    if let Some(sig) = s.signal() {
+        return Some((FailureKind::Signal, describe(s).unwrap_or_else(|| format!("killed by signal {sig}"))));
+    }
+    match (s.code(), done) {
+        (Some(0), true) => None,
+        (Some(0), false) => Some((
+            FailureKind::Exit,
+            format!("exited with code 0 before reporting done, after {measured} of {expected} measured iterations"),
+        )),
+        (Some(101), _) => Some((FailureKind::Exit, "exited with code 101 (the workload panicked)".into())),
+        (Some(c), _) => Some((FailureKind::Exit, format!("exited with code {c}"))),
+        (None, _) => Some((FailureKind::Exit, "exit status unknown".into())),
+    }
+}
+
+fn with_status(message: String, status: Option<ExitStatus>, killed: bool) -> String {
+    match status.filter(|_| !killed).and_then(describe) {
+        Some(d) => format!("{message} ({d})"),
+        None => message,
+    }
+}
+
+/// `killed by SIGSEGV (core dumped)` for a signal; None for a normal exit.
+fn describe(s: ExitStatus) -> Option<String> {
+    let sig = s.signal()?;
+    let name = nix::sys::signal::Signal::try_from(sig).map_or_else(|_| format!("signal {sig}"), |n| n.as_str().to_string());
+    Some(format!("killed by {name}{}", if s.core_dumped() { " (core dumped)" } else { "" }))
+}
+
+fn clip(s: &str) -> String {
+    let mut end = s.len().min(120);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{:?}{}", &s[..end], if end < s.len() { "…" } else { "" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task() -> Task {
+        Task {
+            protocol: PROTOCOL_VERSION,
+            workload: "baseline/noop".into(),
+            params: Default::default(),
+            fork_index: 0,
+            warmup_iterations: 1,
+            warmup_nanos: 1,
+            iterations: 2,
+            iteration_nanos: 1,
+        }
+    }
+
+    fn progress(t: &Task) -> Progress<'_> {
+        let fork = Fork {
+            index: 0,
+            pid: None,
+            status: ForkStatus::Failed,
+            failure: None,
+            batch_size: None,
+            clock_read_nanos: None,
+            warmup: vec![],
+            iterations: vec![],
+            wall_nanos: 0,
+        };
+        Progress { fork, task: t, hello: false, verified_after: false, done: false, failure: None }
+    }
+
+    fn hello(protocol: u32) -> Message {
+        Message::Hello { protocol, pid: 42, harness_version: "x".into() }
+    }
+
+    #[test]
+    fn protocol_mismatch_is_named() {
+        let t = task();
+        let e = progress(&t).apply(&hello(PROTOCOL_VERSION + 1)).unwrap_err();
+        assert!(e.contains(&format!("worker speaks protocol {}", PROTOCOL_VERSION + 1)), "{e}");
+    }
+
+    #[test]
+    fn messages_must_come_in_order() {
+        let t = task();
+        let mut p = progress(&t);
+        assert!(p.apply(&Message::Done).unwrap_err().contains("first message must be hello"));
+        p.apply(&hello(PROTOCOL_VERSION)).unwrap();
+        assert_eq!(p.fork.pid, Some(42));
+        let it = |kind, index| Message::Iteration { kind, index, ops: 1, nanos: 1 };
+        assert!(p.apply(&it(IterationKind::Measure, 1)).is_err());
+        p.apply(&it(IterationKind::Warmup, 0)).unwrap();
+        assert!(p.apply(&it(IterationKind::Warmup, 1)).is_err(), "only one warmup iteration was asked for");
+        p.apply(&it(IterationKind::Measure, 0)).unwrap();
+        assert!(p.apply(&Message::Done).is_err());
+        p.apply(&it(IterationKind::Measure, 1)).unwrap();
+        p.apply(&Message::Verified { phase: VerifyPhase::After }).unwrap();
+        p.apply(&Message::Done).unwrap();
+        assert!(p.done);
+    }
+
+    #[test]
+    fn exit_statuses_are_described() {
+        let code = |c: i32| ExitStatus::from_raw(c << 8);
+        assert_eq!(exit_failure(code(0), true, 2, 2), None);
+        assert!(exit_failure(code(0), false, 1, 2).unwrap().1.contains("after 1 of 2"));
+        assert!(exit_failure(code(101), false, 0, 2).unwrap().1.contains("panicked"));
+        let segv = exit_failure(ExitStatus::from_raw(libc::SIGSEGV), false, 0, 2).unwrap();
+        assert_eq!((segv.0, segv.1.as_str()), (FailureKind::Signal, "killed by SIGSEGV"));
+    }
+}

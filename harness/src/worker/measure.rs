@@ -1,0 +1,110 @@
+//! The timed loop: batches of ops between clock reads, and the calibration of the batch size.
+//!
+//! The clock is read once per batch, and a batch is calibrated to last long enough that one
+//! clock read costs under 1% of it; the op loop inside a batch is monomorphized per workload
+//! (see [`workloads::Bench`]), so the only dynamic call is one per batch.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+use workloads::Bench;
+
+/// Largest batch the calibration will choose.
+const MAX_BATCH: u64 = 1 << 40;
+
+/// Measures the cost of one `Instant::now()` (the best of several rounds).
+pub fn clock_read_nanos() -> f64 {
+    const READS: u32 = 1000;
+    (0..5)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..READS {
+                black_box(Instant::now());
+            }
+            start.elapsed().as_nanos() as f64 / f64::from(READS + 1)
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// How long one batch should last: a thousandth of the iteration, at least 100 clock reads (so the
+/// clock costs under 1%) and at most a tenth of the iteration.
+pub fn batch_target(iteration: Duration, clock_read_nanos: f64) -> Duration {
+    let floor = Duration::from_nanos((clock_read_nanos.max(1.0) * 100.0).ceil() as u64);
+    let ceiling = (iteration / 10).max(floor);
+    (iteration / 1000).clamp(floor, ceiling)
+}
+
+/// The batch size whose run lasts at least `target`: grows from one op until a batch does.
+pub fn calibrate(bench: &mut dyn Bench, target: Duration) -> u64 {
+    let mut n: u64 = 1;
+    loop {
+        let start = Instant::now();
+        bench.run_batch(n);
+        let elapsed = start.elapsed();
+        if elapsed >= target || n >= MAX_BATCH {
+            return n;
+        }
+        let factor = if elapsed.is_zero() { 16.0 } else { (target.as_secs_f64() / elapsed.as_secs_f64()).clamp(2.0, 16.0) };
+        n = ((n as f64 * factor).ceil() as u64).min(MAX_BATCH);
+    }
+}
+
+/// Runs batches of `batch` ops until `time` has passed; returns `(ops, nanos)`.
+pub fn iteration(bench: &mut dyn Bench, batch: u64, time: Duration) -> (u64, u64) {
+    let mut ops = 0u64;
+    let start = Instant::now();
+    loop {
+        bench.run_batch(batch);
+        ops += batch;
+        let elapsed = start.elapsed();
+        if elapsed >= time {
+            return (ops, elapsed.as_nanos() as u64);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Sleepy(Duration);
+    impl Bench for Sleepy {
+        fn run_batch(&mut self, n: u64) {
+            std::thread::sleep(self.0 * n as u32);
+        }
+    }
+
+    struct Counter(u64);
+    impl Bench for Counter {
+        fn run_batch(&mut self, n: u64) {
+            self.0 += n;
+        }
+    }
+
+    #[test]
+    fn batch_target_respects_clock_floor_and_iteration() {
+        assert_eq!(batch_target(Duration::from_secs(1), 25.0), Duration::from_millis(1));
+        assert_eq!(batch_target(Duration::from_millis(100), 25.0), Duration::from_micros(100));
+        // Tiny iterations still keep the clock under 1% of a batch.
+        assert_eq!(batch_target(Duration::from_micros(10), 25.0), Duration::from_nanos(2500));
+    }
+
+    #[test]
+    fn slow_ops_get_batch_of_one() {
+        assert_eq!(calibrate(&mut Sleepy(Duration::from_millis(2)), Duration::from_millis(1)), 1);
+    }
+
+    #[test]
+    fn iteration_counts_every_op_it_ran() {
+        let mut c = Counter(0);
+        let (ops, nanos) = iteration(&mut c, 1000, Duration::from_millis(5));
+        assert_eq!(ops, c.0);
+        assert!(ops % 1000 == 0 && ops > 0);
+        assert!(nanos >= 5_000_000);
+    }
+
+    #[test]
+    fn clock_cost_is_positive_and_small() {
+        let c = clock_read_nanos();
+        assert!(c > 0.0 && c < 100_000.0, "{c}");
+    }
+}

@@ -1,0 +1,114 @@
+//! The child: reads its task from stdin, measures, answers on the result pipe, exits.
+//!
+//! It never writes files and never reads the clock outside the timed loop's batch boundaries.
+//! Every failure becomes one `error` message naming the stage, then a non-zero exit.
+
+pub mod measure;
+
+use crate::protocol::{IterationKind, Message, PROTOCOL_VERSION, RESULT_FD, Stage, Task, VerifyPhase};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::FromRawFd;
+use std::process::ExitCode;
+use std::time::Duration;
+use workloads::{Params, Phase, SetupContext, registry};
+
+/// The result pipe.
+struct Channel(File);
+
+impl Channel {
+    fn send(&mut self, m: &Message) {
+        let mut line = serde_json::to_vec(m).expect("messages serialize");
+        line.push(b'\n');
+        // A parent that is gone cannot be told anything; the exit code still says it.
+        if self.0.write_all(&line).is_err() {
+            std::process::exit(3);
+        }
+    }
+
+    fn fail(&mut self, stage: Stage, err: &anyhow::Error) -> ExitCode {
+        let message = format!("{err:#}").replace('\n', " ");
+        self.send(&Message::Error { stage, message });
+        ExitCode::from(1)
+    }
+}
+
+/// Runs the worker; the process exit code is its result.
+pub fn main() -> ExitCode {
+    // SAFETY: fcntl on an fd number only queries it.
+    if unsafe { libc::fcntl(RESULT_FD, libc::F_GETFD) } < 0 {
+        eprintln!("error: `harness __worker` is started by `harness run`, which passes the result pipe as fd {RESULT_FD}");
+        return ExitCode::from(2);
+    }
+    // SAFETY: the parent passes fd RESULT_FD open and owned by nobody else in this process.
+    let mut ch = Channel(unsafe { File::from_raw_fd(RESULT_FD) });
+    ch.send(&Message::Hello {
+        protocol: PROTOCOL_VERSION,
+        pid: std::process::id(),
+        harness_version: env!("CARGO_PKG_VERSION").into(),
+    });
+    let task = match read_task() {
+        Ok(t) => t,
+        Err(e) => return ch.fail(Stage::Task, &e),
+    };
+    run(&mut ch, &task)
+}
+
+fn read_task() -> anyhow::Result<Task> {
+    let mut raw = String::new();
+    std::io::stdin().read_to_string(&mut raw)?;
+    let value: serde_json::Value = serde_json::from_str(&raw)?;
+    let protocol = value.get("protocol").and_then(serde_json::Value::as_u64);
+    anyhow::ensure!(
+        protocol == Some(u64::from(PROTOCOL_VERSION)),
+        "task speaks protocol {protocol:?}, this worker speaks {PROTOCOL_VERSION}"
+    );
+    Ok(serde_json::from_value(value)?)
+}
+
+fn run(ch: &mut Channel, task: &Task) -> ExitCode {
+    let Some(def) = registry::find(&task.workload) else {
+        return ch.fail(Stage::Task, &anyhow::anyhow!("no workload '{}' in this build", task.workload));
+    };
+    let ctx = SetupContext { params: Params(task.params.clone()), fork_index: task.fork_index };
+    let prepared = match (def.setup)(&ctx) {
+        Ok(p) => p,
+        Err(e) => return ch.fail(Stage::Setup, &e),
+    };
+    if let Err(e) = prepared.verify(Phase::Before) {
+        return ch.fail(Stage::Verify, &e.context("check before measuring"));
+    }
+    ch.send(&Message::Verified { phase: VerifyPhase::Before });
+    let mut bench = match prepared.bench(0) {
+        Ok(b) => b,
+        Err(e) => return ch.fail(Stage::Setup, &e),
+    };
+
+    let clock = measure::clock_read_nanos();
+    let iteration_time = Duration::from_nanos(task.iteration_nanos);
+    let batch = measure::calibrate(bench.as_mut(), measure::batch_target(iteration_time, clock));
+    ch.send(&Message::Calibrated { shape: prepared.shape().as_str().into(), batch_size: batch, clock_read_nanos: clock });
+
+    let phases = [
+        (IterationKind::Warmup, task.warmup_iterations, Duration::from_nanos(task.warmup_nanos)),
+        (IterationKind::Measure, task.iterations, iteration_time),
+    ];
+    for (kind, count, time) in phases {
+        for index in 0..count {
+            let (ops, nanos) = measure::iteration(bench.as_mut(), batch, time);
+            ch.send(&Message::Iteration { kind, index, ops, nanos });
+        }
+    }
+    drop(bench);
+
+    if let Err(e) = prepared.verify(Phase::After) {
+        return ch.fail(Stage::Verify, &e.context("check after measuring"));
+    }
+    ch.send(&Message::Verified { phase: VerifyPhase::After });
+    if let Err(e) = prepared.teardown() {
+        return ch.fail(Stage::Teardown, &e);
+    }
+    drop(prepared);
+    ch.send(&Message::Done);
+    ExitCode::SUCCESS
+}

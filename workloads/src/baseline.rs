@@ -1,0 +1,171 @@
+//! Baseline workloads: they measure the harness itself, not a persistence path.
+//!
+//! `baseline/noop` is the cost of the measuring loop; `baseline/busy_loop` is CPU work of a known
+//! size; `baseline/async_noop` and `baseline/block_on_noop` are the floor of the two async shapes
+//! (awaiting inside one runtime entry per batch, and one runtime entry per op).
+
+use crate::params::{ParamKind, ParamSpec};
+use crate::{AsyncWorkload, Prepared, SetupContext, Workload, WorkloadDef, asynchronous, blocking};
+use std::hint::black_box;
+
+/// The baseline group.
+pub static WORKLOADS: &[WorkloadDef] = &[
+    WorkloadDef {
+        name: "baseline/noop",
+        about: "empty operation: the measuring loop's own cost per op",
+        params: &[],
+        hidden: false,
+        setup: |_| Ok(blocking(Noop)),
+    },
+    WorkloadDef {
+        name: "baseline/busy_loop",
+        about: "`work` steps of an xorshift generator: CPU work of a known size",
+        params: &[WORK],
+        hidden: false,
+        setup: setup_busy_loop,
+    },
+    WorkloadDef {
+        name: "baseline/async_noop",
+        about: "empty future awaited on a current-thread runtime, one runtime entry per batch",
+        params: &[],
+        hidden: false,
+        setup: |_| Ok(asynchronous(AsyncNoop { runtime: current_thread()? })),
+    },
+    WorkloadDef {
+        name: "baseline/block_on_noop",
+        about: "empty future with one runtime entry (block_on) per op: the floor of that shape",
+        params: &[],
+        hidden: false,
+        setup: |_| Ok(blocking(BlockOnNoop { runtime: current_thread()? })),
+    },
+];
+
+const WORK: ParamSpec = ParamSpec {
+    name: "work",
+    about: "xorshift steps per op",
+    kind: ParamKind::Int { min: 1, max: 1_000_000 },
+    defaults: &["100"],
+};
+
+fn current_thread() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
+}
+
+/// The empty operation.
+pub struct Noop;
+
+impl Workload for Noop {
+    type Local = ();
+    type Output = ();
+    fn local(&self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    #[inline(always)]
+    fn op(&self, _: &mut ()) {}
+}
+
+/// `work` xorshift64 steps per op.
+pub struct BusyLoop {
+    work: u64,
+}
+
+fn setup_busy_loop(ctx: &SetupContext) -> anyhow::Result<Box<dyn Prepared>> {
+    Ok(blocking(BusyLoop { work: ctx.params.int("work")? as u64 }))
+}
+
+fn xorshift(mut x: u64, steps: u64) -> u64 {
+    for _ in 0..steps {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    x
+}
+
+impl Workload for BusyLoop {
+    type Local = u64;
+    type Output = u64;
+    fn local(&self, thread: usize) -> anyhow::Result<u64> {
+        Ok(0x9E37_79B9_7F4A_7C15 ^ thread as u64)
+    }
+    fn op(&self, state: &mut u64) -> u64 {
+        *state = xorshift(black_box(*state), black_box(self.work));
+        *state
+    }
+    fn verify(&self, _: crate::Phase) -> anyhow::Result<()> {
+        // Known value: one step from 1 is 8257 * 131073, computed by hand.
+        anyhow::ensure!(xorshift(1, 1) == 1082269761, "xorshift step is wrong");
+        Ok(())
+    }
+}
+
+/// An empty future awaited on a current-thread runtime.
+pub struct AsyncNoop {
+    runtime: tokio::runtime::Runtime,
+}
+
+impl AsyncWorkload for AsyncNoop {
+    type Local = ();
+    type Output = ();
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.runtime
+    }
+    fn local(&self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    async fn op(&self, _: &mut ()) {}
+}
+
+/// One `block_on` of an empty future per op.
+pub struct BlockOnNoop {
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Workload for BlockOnNoop {
+    type Local = ();
+    type Output = ();
+    fn local(&self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn op(&self, _: &mut ()) {
+        self.runtime.block_on(async {})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Params, Phase, registry};
+
+    fn ctx(params: &[(&str, &str)]) -> SetupContext {
+        let params = Params(params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+        SetupContext { params, fork_index: 0 }
+    }
+
+    #[test]
+    fn every_baseline_sets_up_verifies_and_runs_a_batch() {
+        for def in WORKLOADS {
+            let defaults: Vec<_> = def.params.iter().map(|p| (p.name, p.defaults[0])).collect();
+            let prepared = (def.setup)(&ctx(&defaults)).unwrap();
+            prepared.verify(Phase::Before).unwrap();
+            prepared.bench(0).unwrap().run_batch(10);
+            prepared.verify(Phase::After).unwrap();
+            prepared.teardown().unwrap();
+        }
+    }
+
+    #[test]
+    fn busy_loop_depends_on_work_and_thread() {
+        let w = BusyLoop { work: 3 };
+        let (mut a, mut b) = (w.local(0).unwrap(), w.local(1).unwrap());
+        assert_ne!(w.op(&mut a), w.op(&mut b));
+        assert_eq!(xorshift(7, 0), 7);
+        assert_ne!(xorshift(7, 2), xorshift(7, 3));
+    }
+
+    #[test]
+    fn busy_loop_rejects_missing_param() {
+        let def = registry::find("baseline/busy_loop").unwrap();
+        assert!((def.setup)(&ctx(&[])).is_err());
+    }
+}

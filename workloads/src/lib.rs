@@ -1,0 +1,195 @@
+//! Declared persistence workloads: the [`Workload`] abstraction, the [`registry`] and the suite.
+//!
+//! A workload is built once per fork from its params ([`WorkloadDef::setup`]), verified, measured
+//! and torn down by the harness worker. The measured operation lives in a generic trait so that
+//! the timed loop is monomorphized per workload; the worker only makes one dynamic call per
+//! *batch* of operations ([`Bench::run_batch`]), never one per operation.
+
+pub mod baseline;
+pub mod fault;
+pub mod params;
+pub mod registry;
+
+use std::future::Future;
+use std::hint::black_box;
+use std::sync::Arc;
+
+pub use params::{ParamKind, ParamSpec, Params};
+pub use registry::{SetupContext, WorkloadDef};
+
+/// When a correctness check runs: before the first measured op, or after the last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// After setup, before warmup and measurement.
+    Before,
+    /// After the last measured iteration, before teardown.
+    After,
+}
+
+/// A workload whose operation is a plain (blocking) call on the measuring thread.
+///
+/// The state (`self`) is shared by every measuring thread of a fork; `Local` is what one
+/// measuring thread owns (a round-robin cursor, a pooled connection).
+pub trait Workload: Send + Sync + 'static {
+    /// Per-measuring-thread state.
+    type Local: Send;
+    /// What one operation returns; consumed with [`std::hint::black_box`].
+    type Output;
+    /// Builds the state owned by measuring thread `thread`.
+    fn local(&self, thread: usize) -> anyhow::Result<Self::Local>;
+    /// The measured operation.
+    fn op(&self, local: &mut Self::Local) -> Self::Output;
+    /// Correctness check run by the worker before and after measuring.
+    fn verify(&self, _phase: Phase) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// Releases external resources (tables, keys) made by setup.
+    fn teardown(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// A workload whose operation is a future, run on the workload's own tokio runtime.
+///
+/// The worker enters the runtime once per batch and awaits the operations one after another
+/// inside it, so no runtime entry is added per op. A workload that *is* "one runtime entry per
+/// op" (a blocking caller of async code) declares that shape by implementing [`Workload`] and
+/// calling `block_on` in its op.
+pub trait AsyncWorkload: Send + Sync + 'static {
+    /// Per-measuring-task state.
+    type Local: Send;
+    /// What one operation resolves to; consumed with [`std::hint::black_box`].
+    type Output;
+    /// The runtime the operations run on, owned by the workload state.
+    fn runtime(&self) -> &tokio::runtime::Runtime;
+    /// Builds the state owned by measuring task `task`.
+    fn local(&self, task: usize) -> anyhow::Result<Self::Local>;
+    /// The measured operation.
+    fn op<'a>(&'a self, local: &'a mut Self::Local) -> impl Future<Output = Self::Output> + 'a;
+    /// Correctness check run by the worker before and after measuring.
+    fn verify(&self, _phase: Phase) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// Releases external resources made by setup.
+    fn teardown(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// One measuring thread's handle on a workload: runs `n` operations per dynamic call.
+pub trait Bench: Send {
+    /// Runs the operation `n` times in a monomorphized loop.
+    fn run_batch(&mut self, n: u64);
+}
+
+/// A workload after setup, as the worker sees it: object-safe, one dynamic call per batch.
+pub trait Prepared: Send + Sync {
+    /// The shape of the operation, recorded in the report.
+    fn shape(&self) -> Shape;
+    /// A handle for measuring thread (or task) `index`.
+    fn bench(&self, index: usize) -> anyhow::Result<Box<dyn Bench>>;
+    /// Correctness check.
+    fn verify(&self, phase: Phase) -> anyhow::Result<()>;
+    /// Releases external resources.
+    fn teardown(&self) -> anyhow::Result<()>;
+}
+
+/// How the measured operation executes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A blocking call on the measuring thread.
+    Blocking,
+    /// A future awaited on the workload's runtime, one runtime entry per batch.
+    Async,
+}
+
+impl Shape {
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Shape::Blocking => "blocking",
+            Shape::Async => "async",
+        }
+    }
+}
+
+/// Adapts a [`Workload`] to [`Prepared`].
+pub struct Blocking<W>(pub Arc<W>);
+
+/// Adapts an [`AsyncWorkload`] to [`Prepared`].
+pub struct Async<W>(pub Arc<W>);
+
+/// Boxes a blocking workload for the registry.
+pub fn blocking<W: Workload>(w: W) -> Box<dyn Prepared> {
+    Box::new(Blocking(Arc::new(w)))
+}
+
+/// Boxes an async workload for the registry.
+pub fn asynchronous<W: AsyncWorkload>(w: W) -> Box<dyn Prepared> {
+    Box::new(Async(Arc::new(w)))
+}
+
+struct BlockingBench<W: Workload> {
+    workload: Arc<W>,
+    local: W::Local,
+}
+
+impl<W: Workload> Bench for BlockingBench<W> {
+    #[inline(never)]
+    fn run_batch(&mut self, n: u64) {
+        let workload = &*self.workload;
+        for _ in 0..n {
+            black_box(workload.op(&mut self.local));
+        }
+    }
+}
+
+struct AsyncBench<W: AsyncWorkload> {
+    workload: Arc<W>,
+    local: W::Local,
+}
+
+impl<W: AsyncWorkload> Bench for AsyncBench<W> {
+    #[inline(never)]
+    fn run_batch(&mut self, n: u64) {
+        let workload = &*self.workload;
+        let local = &mut self.local;
+        workload.runtime().block_on(async {
+            for _ in 0..n {
+                black_box(workload.op(local).await);
+            }
+        });
+    }
+}
+
+impl<W: Workload> Prepared for Blocking<W> {
+    fn shape(&self) -> Shape {
+        Shape::Blocking
+    }
+    fn bench(&self, index: usize) -> anyhow::Result<Box<dyn Bench>> {
+        let local = self.0.local(index)?;
+        Ok(Box::new(BlockingBench { workload: Arc::clone(&self.0), local }))
+    }
+    fn verify(&self, phase: Phase) -> anyhow::Result<()> {
+        self.0.verify(phase)
+    }
+    fn teardown(&self) -> anyhow::Result<()> {
+        self.0.teardown()
+    }
+}
+
+impl<W: AsyncWorkload> Prepared for Async<W> {
+    fn shape(&self) -> Shape {
+        Shape::Async
+    }
+    fn bench(&self, index: usize) -> anyhow::Result<Box<dyn Bench>> {
+        let local = self.0.local(index)?;
+        Ok(Box::new(AsyncBench { workload: Arc::clone(&self.0), local }))
+    }
+    fn verify(&self, phase: Phase) -> anyhow::Result<()> {
+        self.0.verify(phase)
+    }
+    fn teardown(&self) -> anyhow::Result<()> {
+        self.0.teardown()
+    }
+}

@@ -1,0 +1,88 @@
+//! The list of every workload, and what a workload's setup is given.
+
+use crate::{Params, Prepared, baseline, fault, params::ParamSpec};
+
+/// What setup receives: the case's params and where in the run this fork stands.
+#[derive(Debug, Clone)]
+pub struct SetupContext {
+    /// The parameter values of this case.
+    pub params: Params,
+    /// Index of this fork within the case (0-based).
+    pub fork_index: u32,
+}
+
+/// A registered workload: its name, declared params and how to build it.
+pub struct WorkloadDef {
+    /// `group/snake_case_name`.
+    pub name: &'static str,
+    /// One-line description of the measured operation.
+    pub about: &'static str,
+    /// Declared parameters.
+    pub params: &'static [ParamSpec],
+    /// Hidden from `list` and configurations (fault injectors for tests).
+    pub hidden: bool,
+    /// Builds the workload state for one fork.
+    pub setup: fn(&SetupContext) -> anyhow::Result<Box<dyn Prepared>>,
+}
+
+impl WorkloadDef {
+    /// The group: the part of the name before `/`.
+    pub fn group(&self) -> &'static str {
+        self.name.split_once('/').map_or(self.name, |(g, _)| g)
+    }
+
+    /// The declared param called `name`.
+    pub fn param(&self, name: &str) -> Option<&'static ParamSpec> {
+        self.params.iter().find(|p| p.name == name)
+    }
+}
+
+impl std::fmt::Debug for WorkloadDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkloadDef").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// Every workload, hidden ones included, in listing order.
+pub fn all() -> Vec<&'static WorkloadDef> {
+    baseline::WORKLOADS.iter().chain(fault::WORKLOADS).collect()
+}
+
+/// The workload called exactly `name`.
+pub fn find(name: &str) -> Option<&'static WorkloadDef> {
+    all().into_iter().find(|w| w.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_are_unique_and_well_formed() {
+        let mut seen = HashSet::new();
+        for w in all() {
+            assert!(seen.insert(w.name), "duplicate workload {}", w.name);
+            let (group, name) = w.name.split_once('/').expect("group/name");
+            for part in [group, name] {
+                assert!(
+                    !part.is_empty() && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                    "{} is not group/snake_case",
+                    w.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn declared_defaults_are_valid_values() {
+        for w in all() {
+            for p in w.params {
+                assert!(!p.defaults.is_empty(), "{}: param {} has no default", w.name, p.name);
+                for d in p.defaults {
+                    p.check(d).unwrap_or_else(|e| panic!("{}: default {}={d}: {e}", w.name, p.name));
+                }
+            }
+        }
+    }
+}
