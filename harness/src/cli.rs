@@ -141,7 +141,10 @@ mod tests {
         assert_eq!(count("x").unwrap_err(), "expected a whole number");
         assert_eq!(count("0").unwrap(), 0);
         assert_eq!(duration("250ms").unwrap(), Duration::from_millis(250));
-        assert_eq!(duration("1x").unwrap_err(), "expected a duration such as 500ms, 2s or 1m");
+        assert_eq!(
+            duration("1x").unwrap_err(),
+            "expected a duration such as 500ms, 2s or 1m"
+        );
         assert!(duration("0s").is_err());
     }
 }

@@ -58,6 +58,8 @@ pub enum Stage {
     Verify,
     /// Releasing resources after measuring.
     Teardown,
+    /// A panic anywhere in the worker (setup, an op, a check).
+    Panic,
 }
 
 /// Before or after measuring.
@@ -125,9 +127,17 @@ mod tests {
 
     #[test]
     fn messages_are_tagged_json_lines() {
-        let m = Message::Iteration { kind: IterationKind::Measure, index: 2, ops: 10, nanos: 99 };
+        let m = Message::Iteration {
+            kind: IterationKind::Measure,
+            index: 2,
+            ops: 10,
+            nanos: 99,
+        };
         let line = serde_json::to_string(&m).unwrap();
-        assert_eq!(line, r#"{"type":"iteration","kind":"measure","index":2,"ops":10,"nanos":99}"#);
+        assert_eq!(
+            line,
+            r#"{"type":"iteration","kind":"measure","index":2,"ops":10,"nanos":99}"#
+        );
         assert_eq!(serde_json::from_str::<Message>(&line).unwrap(), m);
         assert!(serde_json::from_str::<Message>(r#"{"type":"bogus"}"#).is_err());
     }

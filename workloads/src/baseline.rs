@@ -29,26 +29,39 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "empty future awaited on a current-thread runtime, one runtime entry per batch",
         params: &[],
         hidden: false,
-        setup: |_| Ok(asynchronous(AsyncNoop { runtime: current_thread()? })),
+        setup: |_| {
+            Ok(asynchronous(AsyncNoop {
+                runtime: current_thread()?,
+            }))
+        },
     },
     WorkloadDef {
         name: "baseline/block_on_noop",
         about: "empty future with one runtime entry (block_on) per op: the floor of that shape",
         params: &[],
         hidden: false,
-        setup: |_| Ok(blocking(BlockOnNoop { runtime: current_thread()? })),
+        setup: |_| {
+            Ok(blocking(BlockOnNoop {
+                runtime: current_thread()?,
+            }))
+        },
     },
 ];
 
 const WORK: ParamSpec = ParamSpec {
     name: "work",
     about: "xorshift steps per op",
-    kind: ParamKind::Int { min: 1, max: 1_000_000 },
+    kind: ParamKind::Int {
+        min: 1,
+        max: 1_000_000,
+    },
     defaults: &["100"],
 };
 
 fn current_thread() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
 }
 
 /// The empty operation.
@@ -70,7 +83,9 @@ pub struct BusyLoop {
 }
 
 fn setup_busy_loop(ctx: &SetupContext) -> anyhow::Result<Box<dyn Prepared>> {
-    Ok(blocking(BusyLoop { work: ctx.params.int("work")? as u64 }))
+    Ok(blocking(BusyLoop {
+        work: ctx.params.int("work")? as u64,
+    }))
 }
 
 fn xorshift(mut x: u64, steps: u64) -> u64 {
@@ -138,8 +153,16 @@ mod tests {
     use crate::{Params, Phase, registry};
 
     fn ctx(params: &[(&str, &str)]) -> SetupContext {
-        let params = Params(params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
-        SetupContext { params, fork_index: 0 }
+        let params = Params(
+            params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        SetupContext {
+            params,
+            fork_index: 0,
+        }
     }
 
     #[test]

@@ -168,7 +168,10 @@ impl<W: Workload> Prepared for Blocking<W> {
     }
     fn bench(&self, index: usize) -> anyhow::Result<Box<dyn Bench>> {
         let local = self.0.local(index)?;
-        Ok(Box::new(BlockingBench { workload: Arc::clone(&self.0), local }))
+        Ok(Box::new(BlockingBench {
+            workload: Arc::clone(&self.0),
+            local,
+        }))
     }
     fn verify(&self, phase: Phase) -> anyhow::Result<()> {
         self.0.verify(phase)
@@ -184,7 +187,10 @@ impl<W: AsyncWorkload> Prepared for Async<W> {
     }
     fn bench(&self, index: usize) -> anyhow::Result<Box<dyn Bench>> {
         let local = self.0.local(index)?;
-        Ok(Box::new(AsyncBench { workload: Arc::clone(&self.0), local }))
+        Ok(Box::new(AsyncBench {
+            workload: Arc::clone(&self.0),
+            local,
+        }))
     }
     fn verify(&self, phase: Phase) -> anyhow::Result<()> {
         self.0.verify(phase)

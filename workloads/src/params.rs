@@ -107,20 +107,35 @@ mod tests {
     #[test]
     fn int_kind_rejects_text_and_out_of_range() {
         assert!(ROWS.check("10").is_ok());
-        assert_eq!(ROWS.check("abc").unwrap_err(), "must be a whole number between 1 and 100");
+        assert_eq!(
+            ROWS.check("abc").unwrap_err(),
+            "must be a whole number between 1 and 100"
+        );
         assert_eq!(ROWS.check("0").unwrap_err(), "must be between 1 and 100");
     }
 
     #[test]
     fn choice_kind_names_the_options() {
-        let db = ParamSpec { kind: ParamKind::Choice(&["sqlite", "postgres"]), ..ROWS };
+        let db = ParamSpec {
+            kind: ParamKind::Choice(&["sqlite", "postgres"]),
+            ..ROWS
+        };
         assert!(db.check("sqlite").is_ok());
-        assert_eq!(db.check("mysql").unwrap_err(), "must be one of sqlite, postgres");
+        assert_eq!(
+            db.check("mysql").unwrap_err(),
+            "must be one of sqlite, postgres"
+        );
     }
 
     #[test]
     fn params_parse_and_display() {
-        let p = Params([("b".to_string(), "2".to_string()), ("a".to_string(), "x".to_string())].into());
+        let p = Params(
+            [
+                ("b".to_string(), "2".to_string()),
+                ("a".to_string(), "x".to_string()),
+            ]
+            .into(),
+        );
         assert_eq!(p.int("b").unwrap(), 2);
         assert!(p.int("a").is_err());
         assert!(p.get("c").is_err());

@@ -39,7 +39,9 @@ impl WorkloadDef {
 
 impl std::fmt::Debug for WorkloadDef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WorkloadDef").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("WorkloadDef")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -66,7 +68,10 @@ mod tests {
             let (group, name) = w.name.split_once('/').expect("group/name");
             for part in [group, name] {
                 assert!(
-                    !part.is_empty() && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                    !part.is_empty()
+                        && part
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
                     "{} is not group/snake_case",
                     w.name
                 );
@@ -78,9 +83,15 @@ mod tests {
     fn declared_defaults_are_valid_values() {
         for w in all() {
             for p in w.params {
-                assert!(!p.defaults.is_empty(), "{}: param {} has no default", w.name, p.name);
+                assert!(
+                    !p.defaults.is_empty(),
+                    "{}: param {} has no default",
+                    w.name,
+                    p.name
+                );
                 for d in p.defaults {
-                    p.check(d).unwrap_or_else(|e| panic!("{}: default {}={d}: {e}", w.name, p.name));
+                    p.check(d)
+                        .unwrap_or_else(|e| panic!("{}: default {}={d}: {e}", w.name, p.name));
                 }
             }
         }

@@ -141,6 +141,8 @@ pub enum FailureKind {
     Verify,
     /// Teardown failed.
     Teardown,
+    /// The workload panicked; the message says where.
+    Panic,
     /// The run was interrupted while this fork ran; killed.
     Interrupted,
 }
@@ -157,7 +159,11 @@ pub struct Iteration {
 impl Iteration {
     /// Throughput of this iteration.
     pub fn ops_per_sec(&self) -> f64 {
-        if self.nanos == 0 { f64::NAN } else { self.ops as f64 * 1e9 / self.nanos as f64 }
+        if self.nanos == 0 {
+            f64::NAN
+        } else {
+            self.ops as f64 * 1e9 / self.nanos as f64
+        }
     }
 }
 
@@ -211,7 +217,10 @@ impl Score {
 impl Benchmark {
     /// Number of forks that finished ok.
     pub fn forks_ok(&self) -> usize {
-        self.forks.iter().filter(|f| f.status == ForkStatus::Ok).count()
+        self.forks
+            .iter()
+            .filter(|f| f.status == ForkStatus::Ok)
+            .count()
     }
 }
 
@@ -228,7 +237,10 @@ mod tests {
             batch_size: Some(1),
             clock_read_nanos: None,
             warmup: vec![],
-            iterations: its.iter().map(|&(ops, nanos)| Iteration { ops, nanos }).collect(),
+            iterations: its
+                .iter()
+                .map(|&(ops, nanos)| Iteration { ops, nanos })
+                .collect(),
             wall_nanos: 0,
         }
     }
@@ -236,13 +248,19 @@ mod tests {
     #[test]
     fn score_pools_ok_forks_and_ignores_failed_ones() {
         let forks = [
-            fork(ForkStatus::Ok, &[(100, 1_000_000_000), (200, 1_000_000_000)]),
+            fork(
+                ForkStatus::Ok,
+                &[(100, 1_000_000_000), (200, 1_000_000_000)],
+            ),
             fork(ForkStatus::Ok, &[(300, 1_000_000_000)]),
             fork(ForkStatus::Failed, &[(9_000, 1_000_000_000)]),
         ];
         let s = Score::from_forks(&forks).unwrap();
         assert_eq!(s.n, 3);
-        assert_eq!((s.mean, s.median, s.min, s.max), (200.0, 200.0, 100.0, 300.0));
+        assert_eq!(
+            (s.mean, s.median, s.min, s.max),
+            (200.0, 200.0, 100.0, 300.0)
+        );
         assert_eq!(s.stdev, Some(100.0));
         // t(0.9995, 2) = 31.5991 ; 31.5991 * 100 / sqrt(3) = 1824.37
         assert!((s.error.unwrap() - 1824.37).abs() < 0.05, "{:?}", s.error);
@@ -260,6 +278,37 @@ mod tests {
     #[test]
     fn zero_duration_iteration_is_not_a_number() {
         assert!(Iteration { ops: 1, nanos: 0 }.ops_per_sec().is_nan());
-        assert_eq!(Iteration { ops: 3, nanos: 1_500_000_000 }.ops_per_sec(), 2.0);
+        assert_eq!(
+            Iteration {
+                ops: 3,
+                nanos: 1_500_000_000
+            }
+            .ops_per_sec(),
+            2.0
+        );
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::Report;
+    use std::path::Path;
+
+    /// The committed JSON Schema must equal the one generated from these types.
+    /// Regenerate with `UPDATE_SCHEMA=1 cargo test -p harness schema`.
+    #[test]
+    fn committed_schema_matches_the_types() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/report.v1.json");
+        let generated =
+            serde_json::to_string_pretty(&schemars::schema_for!(Report)).unwrap() + "\n";
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{} is stale: run UPDATE_SCHEMA=1 cargo test -p harness schema",
+            path.display()
+        );
     }
 }

@@ -8,7 +8,10 @@ pub mod spawn;
 use crate::plan::Case;
 use crate::progress::Progress;
 use crate::protocol::{Message, PROTOCOL_VERSION, Task};
-use crate::report::{Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, Report, RunStatus, Score, write};
+use crate::report::{
+    Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, Report, RunStatus, Score,
+    write,
+};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -27,7 +30,12 @@ pub struct RunContext<'a> {
 }
 
 /// Runs `cases` into `report`, writing it after every fork; returns the final report.
-pub fn run(cases: &[Case], mut report: Report, ctx: &RunContext<'_>, progress: &Progress) -> anyhow::Result<Report> {
+pub fn run(
+    cases: &[Case],
+    mut report: Report,
+    ctx: &RunContext<'_>,
+    progress: &Progress,
+) -> anyhow::Result<Report> {
     write::write_atomic(ctx.out, &report)?;
     let forks = ctx.settings.forks;
     'cases: for (case_index, case) in cases.iter().enumerate() {
@@ -46,14 +54,21 @@ pub fn run(cases: &[Case], mut report: Report, ctx: &RunContext<'_>, progress: &
                 progress.message(&label, m);
             });
             if let Some(f) = &fork.failure {
-                progress.warn(&format!("{label} fork {fork_index}: {:?}: {}", f.kind, f.message));
+                progress.warn(&format!(
+                    "{label} fork {fork_index}: {:?}: {}",
+                    f.kind, f.message
+                ));
             }
             progress.fork_finished(&label, &fork, forks);
             record(&mut report, case, &ctx.settings, fork, shape);
             write::write_atomic(ctx.out, &report)?;
         }
     }
-    report.status = if ctx.stop.load(Ordering::SeqCst) { RunStatus::Interrupted } else { RunStatus::Complete };
+    report.status = if ctx.stop.load(Ordering::SeqCst) {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
+    };
     report.meta.finish();
     write::write_atomic(ctx.out, &report)?;
     progress.finish();
@@ -96,7 +111,13 @@ fn run_fork(ctx: &RunContext<'_>, task: &Task, on_message: &mut dyn FnMut(&Messa
 }
 
 /// Adds `fork` to the case's entry (creating it with the first fork) and rescores it.
-fn record(report: &mut Report, case: &Case, settings: &CaseSettings, fork: Fork, shape: Option<String>) {
+fn record(
+    report: &mut Report,
+    case: &Case,
+    settings: &CaseSettings,
+    fork: Fork,
+    shape: Option<String>,
+) {
     let fresh = fork.index == 0;
     if fresh {
         report.benchmarks.push(Benchmark {
@@ -118,5 +139,8 @@ fn record(report: &mut Report, case: &Case, settings: &CaseSettings, fork: Fork,
 
 /// True when any fork of any case failed.
 pub fn any_failed(report: &Report) -> bool {
-    report.benchmarks.iter().any(|b| b.forks.iter().any(|f| f.status != ForkStatus::Ok))
+    report
+        .benchmarks
+        .iter()
+        .any(|b| b.forks.iter().any(|f| f.status != ForkStatus::Ok))
 }

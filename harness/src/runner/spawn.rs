@@ -93,11 +93,16 @@ impl Worker {
 
 /// Starts `exe __worker`, hands it `task` on stdin, and starts the reader threads.
 pub fn spawn(exe: &Path, task: &Task) -> std::io::Result<Worker> {
-    let (read_end, write_end): (OwnedFd, OwnedFd) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    let (read_end, write_end): (OwnedFd, OwnedFd) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
     let mut cmd = Command::new(exe);
     cmd.arg("__worker")
         .env_clear()
-        .envs(ENV_WHITELIST.iter().filter_map(|k| std::env::var_os(k).map(|v| (k, v))))
+        .envs(
+            ENV_WHITELIST
+                .iter()
+                .filter_map(|k| std::env::var_os(k).map(|v| (k, v))),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -118,7 +123,12 @@ pub fn spawn(exe: &Path, task: &Task) -> std::io::Result<Worker> {
     let stdout = drain(child.stdout.take().expect("piped stdout"));
     let stderr = drain(child.stderr.take().expect("piped stderr"));
     let events = read_lines(std::fs::File::from(read_end));
-    Ok(Worker { child, events, stderr, stdout })
+    Ok(Worker {
+        child,
+        events,
+        stderr,
+        stdout,
+    })
 }
 
 /// In the child: put the result pipe on fd 3, die with the parent.
@@ -164,7 +174,10 @@ fn read_lines(file: std::fs::File) -> Receiver<PipeEvent> {
         let mut reader = BufReader::new(file);
         loop {
             let mut buf = Vec::new();
-            let n = match (&mut reader).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut buf) {
+            let n = match (&mut reader)
+                .take(MAX_LINE as u64 + 1)
+                .read_until(b'\n', &mut buf)
+            {
                 Ok(n) => n,
                 Err(e) => {
                     let _ = tx.send(PipeEvent::Garbled(format!("read error: {e}")));
@@ -176,7 +189,11 @@ fn read_lines(file: std::fs::File) -> Receiver<PipeEvent> {
                 break;
             }
             if buf.last() != Some(&b'\n') {
-                let why = if buf.len() > MAX_LINE { "a line over 1 MiB" } else { "an unterminated line" };
+                let why = if buf.len() > MAX_LINE {
+                    "a line over 1 MiB"
+                } else {
+                    "an unterminated line"
+                };
                 let _ = tx.send(PipeEvent::Garbled(why.into()));
                 break;
             }

@@ -5,7 +5,9 @@
 
 pub mod measure;
 
-use crate::protocol::{IterationKind, Message, PROTOCOL_VERSION, RESULT_FD, Stage, Task, VerifyPhase};
+use crate::protocol::{
+    IterationKind, Message, PROTOCOL_VERSION, RESULT_FD, Stage, Task, VerifyPhase,
+};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::FromRawFd;
@@ -37,11 +39,14 @@ impl Channel {
 pub fn main() -> ExitCode {
     // SAFETY: fcntl on an fd number only queries it.
     if unsafe { libc::fcntl(RESULT_FD, libc::F_GETFD) } < 0 {
-        eprintln!("error: `harness __worker` is started by `harness run`, which passes the result pipe as fd {RESULT_FD}");
+        eprintln!(
+            "error: `harness __worker` is started by `harness run`, which passes the result pipe as fd {RESULT_FD}"
+        );
         return ExitCode::from(2);
     }
     // SAFETY: the parent passes fd RESULT_FD open and owned by nobody else in this process.
     let mut ch = Channel(unsafe { File::from_raw_fd(RESULT_FD) });
+    report_panics();
     ch.send(&Message::Hello {
         protocol: PROTOCOL_VERSION,
         pid: std::process::id(),
@@ -52,6 +57,35 @@ pub fn main() -> ExitCode {
         Err(e) => return ch.fail(Stage::Task, &e),
     };
     run(&mut ch, &task)
+}
+
+/// Sends a panic's message and location as an `error` message before the default hook prints
+/// it (with any backtrace) to stderr, so the fork's failure names the panic even when a long
+/// backtrace pushes it out of the kept stderr tail.
+fn report_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "non-string payload".into());
+        let place = info
+            .location()
+            .map_or(String::new(), |l| format!(" at {}:{}", l.file(), l.line()));
+        let message = format!("panicked{place}: {what}").replace('\n', " ");
+        let mut line = serde_json::to_vec(&Message::Error {
+            stage: Stage::Panic,
+            message,
+        })
+        .unwrap_or_default();
+        line.push(b'\n');
+        // SAFETY: fd RESULT_FD stays open for the worker's life; ManuallyDrop never closes it.
+        let mut pipe = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(RESULT_FD) });
+        let _ = pipe.write_all(&line);
+        default(info);
+    }));
 }
 
 fn read_task() -> anyhow::Result<Task> {
@@ -68,9 +102,15 @@ fn read_task() -> anyhow::Result<Task> {
 
 fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     let Some(def) = registry::find(&task.workload) else {
-        return ch.fail(Stage::Task, &anyhow::anyhow!("no workload '{}' in this build", task.workload));
+        return ch.fail(
+            Stage::Task,
+            &anyhow::anyhow!("no workload '{}' in this build", task.workload),
+        );
     };
-    let ctx = SetupContext { params: Params(task.params.clone()), fork_index: task.fork_index };
+    let ctx = SetupContext {
+        params: Params(task.params.clone()),
+        fork_index: task.fork_index,
+    };
     let prepared = match (def.setup)(&ctx) {
         Ok(p) => p,
         Err(e) => return ch.fail(Stage::Setup, &e),
@@ -78,7 +118,9 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     if let Err(e) = prepared.verify(Phase::Before) {
         return ch.fail(Stage::Verify, &e.context("check before measuring"));
     }
-    ch.send(&Message::Verified { phase: VerifyPhase::Before });
+    ch.send(&Message::Verified {
+        phase: VerifyPhase::Before,
+    });
     let mut bench = match prepared.bench(0) {
         Ok(b) => b,
         Err(e) => return ch.fail(Stage::Setup, &e),
@@ -87,16 +129,29 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     let clock = measure::clock_read_nanos();
     let iteration_time = Duration::from_nanos(task.iteration_nanos);
     let batch = measure::calibrate(bench.as_mut(), measure::batch_target(iteration_time, clock));
-    ch.send(&Message::Calibrated { shape: prepared.shape().as_str().into(), batch_size: batch, clock_read_nanos: clock });
+    ch.send(&Message::Calibrated {
+        shape: prepared.shape().as_str().into(),
+        batch_size: batch,
+        clock_read_nanos: clock,
+    });
 
     let phases = [
-        (IterationKind::Warmup, task.warmup_iterations, Duration::from_nanos(task.warmup_nanos)),
+        (
+            IterationKind::Warmup,
+            task.warmup_iterations,
+            Duration::from_nanos(task.warmup_nanos),
+        ),
         (IterationKind::Measure, task.iterations, iteration_time),
     ];
     for (kind, count, time) in phases {
         for index in 0..count {
             let (ops, nanos) = measure::iteration(bench.as_mut(), batch, time);
-            ch.send(&Message::Iteration { kind, index, ops, nanos });
+            ch.send(&Message::Iteration {
+                kind,
+                index,
+                ops,
+                nanos,
+            });
         }
     }
     drop(bench);
@@ -104,7 +159,9 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     if let Err(e) = prepared.verify(Phase::After) {
         return ch.fail(Stage::Verify, &e.context("check after measuring"));
     }
-    ch.send(&Message::Verified { phase: VerifyPhase::After });
+    ch.send(&Message::Verified {
+        phase: VerifyPhase::After,
+    });
     if let Err(e) = prepared.teardown() {
         return ch.fail(Stage::Teardown, &e);
     }

@@ -1,0 +1,98 @@
+//! Helpers shared by the CLI tests: run the harness binary, read its report, find processes.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// The harness binary built for these tests.
+pub fn harness() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("harness").expect("harness binary");
+    for var in [
+        "HARNESS_FORKS",
+        "HARNESS_WARMUP",
+        "HARNESS_ITERATIONS",
+        "HARNESS_TIME",
+        "HARNESS_WARMUP_TIME",
+        "HARNESS_OUT",
+        "HARNESS_FORK_TIMEOUT",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// A fresh report path in its own temp dir (kept alive by the returned guard).
+pub fn report_path() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.json");
+    (dir, path)
+}
+
+/// Runs `harness run <args> --out <tmp> --quiet`; returns the output and the parsed report.
+pub fn run(args: &[&str]) -> (Output, Value) {
+    let (_dir, path) = report_path();
+    let out = harness()
+        .arg("run")
+        .args(args)
+        .arg("--out")
+        .arg(&path)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let report = read_report(&path);
+    (out, report)
+}
+
+/// Parses a report file (panics with its text when it is not JSON).
+pub fn read_report(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("no report at {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("report is not JSON ({e}): {text}"))
+}
+
+/// The benchmark called `name` in a report.
+pub fn bench<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {report:#}"))
+}
+
+/// The exit code of an output.
+pub fn code(out: &Output) -> i32 {
+    out.status.code().expect("exited normally")
+}
+
+/// Whether process `pid` is alive (a zombie counts as gone).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Direct children of `pid`, from /proc.
+pub fn children(pid: u32) -> Vec<u32> {
+    let mut out = vec![];
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, r)| r.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
