@@ -214,6 +214,23 @@ impl Score {
     }
 }
 
+impl Fork {
+    /// A fork that has not reported anything yet: failed until proven ok.
+    pub fn pending(index: u32, pid: Option<u32>) -> Fork {
+        Fork {
+            index,
+            pid,
+            status: ForkStatus::Failed,
+            failure: None,
+            batch_size: None,
+            clock_read_nanos: None,
+            warmup: vec![],
+            iterations: vec![],
+            wall_nanos: 0,
+        }
+    }
+}
+
 impl Benchmark {
     /// Number of forks that finished ok.
     pub fn forks_ok(&self) -> usize {
@@ -230,18 +247,12 @@ mod tests {
 
     fn fork(status: ForkStatus, its: &[(u64, u64)]) -> Fork {
         Fork {
-            index: 0,
-            pid: Some(1),
             status,
-            failure: None,
-            batch_size: Some(1),
-            clock_read_nanos: None,
-            warmup: vec![],
             iterations: its
                 .iter()
                 .map(|&(ops, nanos)| Iteration { ops, nanos })
                 .collect(),
-            wall_nanos: 0,
+            ..Fork::pending(0, Some(1))
         }
     }
 

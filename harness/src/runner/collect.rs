@@ -137,17 +137,7 @@ pub fn collect(
 ) -> Fork {
     let started = Instant::now();
     let deadline = started + timeout;
-    let fork = Fork {
-        index: task.fork_index,
-        pid: Some(worker.child.id()),
-        status: ForkStatus::Failed,
-        failure: None,
-        batch_size: None,
-        clock_read_nanos: None,
-        warmup: vec![],
-        iterations: vec![],
-        wall_nanos: 0,
-    };
+    let fork = Fork::pending(task.fork_index, Some(worker.child.id()));
     let mut p = Progress {
         fork,
         task,
@@ -338,17 +328,7 @@ mod tests {
     }
 
     fn progress(t: &Task) -> Progress<'_> {
-        let fork = Fork {
-            index: 0,
-            pid: None,
-            status: ForkStatus::Failed,
-            failure: None,
-            batch_size: None,
-            clock_read_nanos: None,
-            warmup: vec![],
-            iterations: vec![],
-            wall_nanos: 0,
-        };
+        let fork = Fork::pending(0, None);
         Progress {
             fork,
             task: t,

@@ -93,19 +93,12 @@ fn run_fork(ctx: &RunContext<'_>, task: &Task, on_message: &mut dyn FnMut(&Messa
     match spawn::spawn(&ctx.worker_exe, task) {
         Ok(worker) => collect::collect(worker, task, timeout, ctx.stop, on_message),
         Err(e) => Fork {
-            index: task.fork_index,
-            pid: None,
-            status: ForkStatus::Failed,
             failure: Some(Failure {
                 kind: FailureKind::Spawn,
                 message: format!("cannot start {}: {e}", ctx.worker_exe.display()),
                 stderr_tail: String::new(),
             }),
-            batch_size: None,
-            clock_read_nanos: None,
-            warmup: vec![],
-            iterations: vec![],
-            wall_nanos: 0,
+            ..Fork::pending(task.fork_index, None)
         },
     }
 }
