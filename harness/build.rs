@@ -11,14 +11,8 @@ fn main() {
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=HARNESS_RUSTC_VERSION={version}");
-    println!(
-        "cargo:rustc-env=HARNESS_TARGET={}",
-        std::env::var("TARGET").unwrap_or_default()
-    );
-    println!(
-        "cargo:rustc-env=HARNESS_PROFILE={}",
-        std::env::var("PROFILE").unwrap_or_default()
-    );
+    println!("cargo:rustc-env=HARNESS_TARGET={}", std::env::var("TARGET").unwrap_or_default());
+    println!("cargo:rustc-env=HARNESS_PROFILE={}", std::env::var("PROFILE").unwrap_or_default());
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=RUSTC");
 }

@@ -3,9 +3,7 @@
 use crate::cli::{Cli, Command, EnvArgs, ListArgs, RunArgs, SelectArgs};
 use crate::plan::{self, Case, Configuration, ParamOverride, Selection};
 use crate::progress::Progress;
-use crate::report::{
-    CaseSettings, Meta, Report, RunStatus, SCHEMA_VERSION, meta::RunSettings, write,
-};
+use crate::report::{CaseSettings, Meta, Report, RunStatus, SCHEMA_VERSION, meta::RunSettings, write};
 use crate::runner::{self, RunContext};
 use crate::{BadInput, EXIT_FAILED, EXIT_INTERRUPTED, summary};
 use std::path::PathBuf;
@@ -23,21 +21,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn select(
-    args: &SelectArgs,
-) -> Result<(&'static Configuration, Vec<ParamOverride>, Vec<Case>), BadInput> {
+fn select(args: &SelectArgs) -> Result<(&'static Configuration, Vec<ParamOverride>, Vec<Case>), BadInput> {
     let config = plan::configuration(&args.config)?;
     let params = args
         .params
         .iter()
         .map(|raw| plan::parse_param(raw).map_err(|e| BadInput(format!("invalid -p {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
-    let cases = plan::plan(&Selection {
-        config,
-        filters: &args.filter,
-        hidden: args.hidden,
-        params: &params,
-    })?;
+    let cases = plan::plan(&Selection { config, filters: &args.filter, hidden: args.hidden, params: &params })?;
     Ok((config, params, cases))
 }
 
@@ -59,24 +50,12 @@ fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
     let lines = [
         ("harness", meta.harness_version.clone()),
         ("protocol", meta.protocol_version.to_string()),
-        (
-            "commit",
-            meta.git.commit.clone().unwrap_or_else(|| "unknown".into()),
-        ),
-        (
-            "dirty",
-            meta.git.dirty.map_or("unknown".into(), |d| d.to_string()),
-        ),
+        ("commit", meta.git.commit.clone().unwrap_or_else(|| "unknown".into())),
+        ("dirty", meta.git.dirty.map_or("unknown".into(), |d| d.to_string())),
         ("rustc", meta.rustc.clone()),
         ("profile", meta.build_profile.clone()),
         ("target", meta.target.clone()),
-        (
-            "os",
-            format!(
-                "{} (kernel {}, {})",
-                meta.os.name, meta.os.kernel, meta.os.arch
-            ),
-        ),
+        ("os", format!("{} (kernel {}, {})", meta.os.name, meta.os.kernel, meta.os.arch)),
         (
             "cpu",
             format!(
@@ -86,11 +65,7 @@ fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
         ),
         ("cgroup cpu", meta.cgroup.cpu_quota.clone()),
         ("cgroup memory", meta.cgroup.memory_limit.clone()),
-        (
-            "load average",
-            meta.load_average_start
-                .map_or("unknown".into(), |l| format!("{} {} {}", l[0], l[1], l[2])),
-        ),
+        ("load average", meta.load_average_start.map_or("unknown".into(), |l| format!("{} {} {}", l[0], l[1], l[2]))),
     ];
     for (k, v) in lines {
         println!("{k:<14} {v}");
@@ -103,18 +78,10 @@ fn settings(args: &RunArgs, config: &Configuration) -> CaseSettings {
     let d = &config.defaults;
     let time = args.time.or(d.time).unwrap_or(plan::DEFAULT_TIME);
     let warmup_time = args.warmup_time.or(d.warmup_time).unwrap_or(time);
-    let warmup_iterations = args
-        .warmup
-        .or(d.warmup_iterations)
-        .unwrap_or(plan::DEFAULT_WARMUP);
-    let iterations = args
-        .iterations
-        .or(d.iterations)
-        .unwrap_or(plan::DEFAULT_ITERATIONS);
+    let warmup_iterations = args.warmup.or(d.warmup_iterations).unwrap_or(plan::DEFAULT_WARMUP);
+    let iterations = args.iterations.or(d.iterations).unwrap_or(plan::DEFAULT_ITERATIONS);
     let planned = warmup_time * warmup_iterations + time * iterations;
-    let fork_timeout = args
-        .fork_timeout
-        .unwrap_or(Duration::from_secs(60) + planned * 3);
+    let fork_timeout = args.fork_timeout.unwrap_or(Duration::from_secs(60) + planned * 3);
     CaseSettings {
         forks: args.forks.unwrap_or(plan::DEFAULT_FORKS),
         warmup_iterations,
@@ -130,10 +97,7 @@ fn nanos(d: Duration) -> u64 {
 }
 
 fn default_out(config: &str) -> PathBuf {
-    let stamp: String = crate::report::meta::now_rfc3339()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect();
+    let stamp: String = crate::report::meta::now_rfc3339().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     PathBuf::from("target/harness").join(format!("{config}-{stamp}.json"))
 }
 
@@ -141,27 +105,15 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let (config, params, cases) = select(&args.select)?;
     let settings = settings(args, config);
     let out = args.out.clone().unwrap_or_else(|| default_out(config.name));
-    write::check_writable(&out).map_err(|e| {
-        BadInput(format!(
-            "cannot write --out '{}': {e}; choose a writable path",
-            out.display()
-        ))
-    })?;
+    write::check_writable(&out)
+        .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", out.display())))?;
     let worker_exe = std::env::current_exe()?;
 
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
         // A second signal while the first is being handled ends the parent at once; workers
         // die with it (parent-death signal).
-        signal_hook::flag::register_conditional_shutdown(
-            sig,
-            i32::from(EXIT_INTERRUPTED),
-            Arc::clone(&stop),
-        )?;
+        signal_hook::flag::register_conditional_shutdown(sig, i32::from(EXIT_INTERRUPTED), Arc::clone(&stop))?;
         signal_hook::flag::register(sig, Arc::clone(&stop))?;
     }
 
@@ -180,6 +132,7 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         fork_timeout_nanos: settings.fork_timeout_nanos,
         filters: args.select.filter.clone(),
         params: params.iter().map(|p| p.raw.clone()).collect(),
+        database_url: crate::redact::redact(&args.database_url),
     };
     let report = Report {
         schema_version: SCHEMA_VERSION,
@@ -187,12 +140,7 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         meta: Meta::collect(Some(config.name.to_string()), Some(run_settings)),
         benchmarks: vec![],
     };
-    let ctx = RunContext {
-        worker_exe,
-        out: &out,
-        settings,
-        stop: &stop,
-    };
+    let ctx = RunContext { worker_exe, out: &out, settings, database_url: args.database_url.clone(), stop: &stop };
     let report = runner::run(&cases, report, &ctx, &progress)?;
 
     print!("{}", summary::render(&report));

@@ -88,6 +88,9 @@ pub struct RunArgs {
     /// Report path [default: target/harness/CONFIG-TIMESTAMP.json].
     #[arg(long, short = 'o', env = "HARNESS_OUT", value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// PostgreSQL server for `db=postgres` cases.
+    #[arg(long, env = "DATABASE_URL", value_name = "URL", default_value = workloads::registry::DEFAULT_DATABASE_URL, hide_env_values = true)]
+    pub database_url: String,
     /// No progress output (failures and the summary are still printed).
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -141,10 +144,7 @@ mod tests {
         assert_eq!(count("x").unwrap_err(), "expected a whole number");
         assert_eq!(count("0").unwrap(), 0);
         assert_eq!(duration("250ms").unwrap(), Duration::from_millis(250));
-        assert_eq!(
-            duration("1x").unwrap_err(),
-            "expected a duration such as 500ms, 2s or 1m"
-        );
+        assert_eq!(duration("1x").unwrap_err(), "expected a duration such as 500ms, 2s or 1m");
         assert!(duration("0s").is_err());
     }
 }

@@ -6,7 +6,8 @@ pub mod format;
 pub mod plan;
 pub mod progress;
 pub mod protocol;
-pub mod redact;
+/// Credential redaction, shared with the workloads.
+pub use workloads::redact;
 pub mod report;
 pub mod runner;
 pub mod stats;

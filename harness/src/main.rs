@@ -35,10 +35,7 @@ fn main() -> ExitCode {
 /// Clap's error line, plus its tip when it has one; usage blocks dropped.
 fn one_line(rendered: &str) -> String {
     let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines
-        .next()
-        .unwrap_or("error: invalid arguments")
-        .to_string();
+    let first = lines.next().unwrap_or("error: invalid arguments").to_string();
     match lines.find(|l| l.starts_with("tip:")) {
         Some(tip) => format!("{first} ({tip})"),
         None => format!("{first} (see --help)"),

@@ -51,13 +51,8 @@ pub static CONFIGURATIONS: &[Configuration] = &[
         name: "main",
         about: "everything, with release defaults",
         groups: ALL_GROUPS,
-        defaults: SettingDefaults {
-            warmup_iterations: None,
-            warmup_time: None,
-            iterations: None,
-            time: None,
-        },
-        params: &[],
+        defaults: NONE,
+        params: &[("db", "sqlite,postgres")],
     },
     Configuration {
         name: "smoke",
@@ -73,25 +68,19 @@ pub static CONFIGURATIONS: &[Configuration] = &[
     },
     Configuration {
         name: "sql",
-        about: "SQL select shapes",
+        about: "SQL select shapes on SQLite and PostgreSQL",
         groups: &["sql"],
         defaults: NONE,
-        params: &[],
+        params: &[("db", "sqlite,postgres")],
     },
     Configuration {
         name: "ids",
-        about: "ID-keyed table workloads",
+        about: "ID-keyed table workloads on SQLite and PostgreSQL",
         groups: &["ids"],
         defaults: NONE,
-        params: &[],
+        params: &[("db", "sqlite,postgres")],
     },
-    Configuration {
-        name: "cache",
-        about: "in-process caches",
-        groups: &["cache"],
-        defaults: NONE,
-        params: &[],
-    },
+    Configuration { name: "cache", about: "in-process caches", groups: &["cache"], defaults: NONE, params: &[] },
     Configuration {
         name: "redis",
         about: "Redis clients and near caches",
@@ -101,25 +90,15 @@ pub static CONFIGURATIONS: &[Configuration] = &[
     },
 ];
 
-const NONE: SettingDefaults = SettingDefaults {
-    warmup_iterations: None,
-    warmup_time: None,
-    iterations: None,
-    time: None,
-};
+const NONE: SettingDefaults =
+    SettingDefaults { warmup_iterations: None, warmup_time: None, iterations: None, time: None };
 
 /// The configuration called `name`.
 pub fn configuration(name: &str) -> Result<&'static Configuration, BadInput> {
-    CONFIGURATIONS
-        .iter()
-        .find(|c| c.name == name)
-        .ok_or_else(|| {
-            let names: Vec<_> = CONFIGURATIONS.iter().map(|c| c.name).collect();
-            BadInput(format!(
-                "unknown configuration '{name}': choose one of {}",
-                names.join(", ")
-            ))
-        })
+    CONFIGURATIONS.iter().find(|c| c.name == name).ok_or_else(|| {
+        let names: Vec<_> = CONFIGURATIONS.iter().map(|c| c.name).collect();
+        BadInput(format!("unknown configuration '{name}': choose one of {}", names.join(", ")))
+    })
 }
 
 /// One benchmark case: a workload and one value per declared param.
@@ -156,22 +135,14 @@ pub struct ParamOverride {
 /// Parses one `-p` argument.
 pub fn parse_param(raw: &str) -> Result<ParamOverride, String> {
     let (name, values) = raw.split_once('=').ok_or_else(|| {
-        format!(
-            "'{raw}' has no '=': write it as NAME=VALUE[,VALUE...], e.g. -p row_count=1000,10000"
-        )
+        format!("'{raw}' has no '=': write it as NAME=VALUE[,VALUE...], e.g. -p row_count=1000,10000")
     })?;
     let name = name.trim();
     let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
     if name.is_empty() || values.iter().any(String::is_empty) {
-        return Err(format!(
-            "'{raw}' has an empty name or value: write it as NAME=VALUE[,VALUE...]"
-        ));
+        return Err(format!("'{raw}' has an empty name or value: write it as NAME=VALUE[,VALUE...]"));
     }
-    Ok(ParamOverride {
-        name: name.to_string(),
-        values,
-        raw: raw.to_string(),
-    })
+    Ok(ParamOverride { name: name.to_string(), values, raw: raw.to_string() })
 }
 
 /// What to select: configuration, filters and whether hidden workloads may be picked.
@@ -192,14 +163,7 @@ pub fn plan(sel: &Selection<'_>) -> Result<Vec<Case>, BadInput> {
     let filters = sel
         .filters
         .iter()
-        .map(|f| {
-            Regex::new(f).map_err(|e| {
-                BadInput(format!(
-                    "invalid --filter '{f}': {}",
-                    first_line(&e.to_string())
-                ))
-            })
-        })
+        .map(|f| Regex::new(f).map_err(|e| BadInput(format!("invalid --filter '{f}': {}", first_line(&e.to_string())))))
         .collect::<Result<Vec<_>, _>>()?;
     let in_config = |w: &WorkloadDef| sel.config.groups.contains(&w.group()) && !w.hidden;
     let defs: Vec<&'static WorkloadDef> = registry::all()
@@ -209,45 +173,24 @@ pub fn plan(sel: &Selection<'_>) -> Result<Vec<Case>, BadInput> {
         .collect();
     if defs.is_empty() {
         return Err(BadInput(if sel.filters.is_empty() {
-            format!(
-                "configuration '{}' has no workloads in this build: see `harness list main`",
-                sel.config.name
-            )
+            format!("configuration '{}' has no workloads in this build: see `harness list main`", sel.config.name)
         } else {
             format!(
                 "no workload matches --filter {} in configuration '{}': see `harness list {}`{}",
-                sel.filters
-                    .iter()
-                    .map(|f| format!("'{f}'"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                sel.filters.iter().map(|f| format!("'{f}'")).collect::<Vec<_>>().join(", "),
                 sel.config.name,
                 sel.config.name,
-                if sel.hidden {
-                    ""
-                } else {
-                    " (fault injectors need --hidden)"
-                }
+                if sel.hidden { "" } else { " (fault injectors need --hidden)" }
             )
         }));
     }
     for o in sel.params {
-        let declaring: Vec<_> = defs
-            .iter()
-            .filter_map(|d| d.param(&o.name).map(|p| (d, p)))
-            .collect();
+        let declaring: Vec<_> = defs.iter().filter_map(|d| d.param(&o.name).map(|p| (d, p))).collect();
         if declaring.is_empty() {
-            let mut known: Vec<_> = defs
-                .iter()
-                .flat_map(|d| d.params.iter().map(|p| p.name))
-                .collect();
+            let mut known: Vec<_> = defs.iter().flat_map(|d| d.params.iter().map(|p| p.name)).collect();
             known.sort_unstable();
             known.dedup();
-            let known = if known.is_empty() {
-                "none".to_string()
-            } else {
-                known.join(", ")
-            };
+            let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
             return Err(BadInput(format!(
                 "unknown param '{}' in -p {}: the selected workloads declare {known} (see `harness list`)",
                 o.name, o.raw
@@ -256,10 +199,7 @@ pub fn plan(sel: &Selection<'_>) -> Result<Vec<Case>, BadInput> {
         for (d, spec) in declaring {
             for v in &o.values {
                 spec.check(v).map_err(|e| {
-                    BadInput(format!(
-                        "invalid value '{v}' for param '{}' of {} in -p {}: {e}",
-                        o.name, d.name, o.raw
-                    ))
+                    BadInput(format!("invalid value '{v}' for param '{}' of {} in -p {}: {e}", o.name, d.name, o.raw))
                 })?;
             }
         }
@@ -271,19 +211,13 @@ pub fn plan(sel: &Selection<'_>) -> Result<Vec<Case>, BadInput> {
 fn matrix(def: &'static WorkloadDef, sel: &Selection<'_>) -> Vec<Case> {
     let mut rows: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
     for spec in def.params {
-        let values: Vec<String> =
-            if let Some(o) = sel.params.iter().rev().find(|o| o.name == spec.name) {
-                o.values.clone()
-            } else if let Some((_, v)) = sel
-                .config
-                .params
-                .iter()
-                .find(|(n, v)| *n == spec.name && spec.check(v).is_ok())
-            {
-                vec![v.to_string()]
-            } else {
-                spec.defaults.iter().map(|v| v.to_string()).collect()
-            };
+        let values: Vec<String> = if let Some(o) = sel.params.iter().rev().find(|o| o.name == spec.name) {
+            o.values.clone()
+        } else if let Some((_, v)) = sel.config.params.iter().find(|(n, _)| *n == spec.name) {
+            v.split(',').map(str::to_string).collect()
+        } else {
+            spec.defaults.iter().map(|v| v.to_string()).collect()
+        };
         rows = rows
             .into_iter()
             .flat_map(|row| {
@@ -295,20 +229,11 @@ fn matrix(def: &'static WorkloadDef, sel: &Selection<'_>) -> Vec<Case> {
             })
             .collect();
     }
-    rows.into_iter()
-        .map(|p| Case {
-            def,
-            params: Params(p),
-        })
-        .collect()
+    rows.into_iter().map(|p| Case { def, params: Params(p) }).collect()
 }
 
 fn first_line(s: &str) -> String {
-    s.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -316,30 +241,19 @@ mod tests {
     use super::*;
 
     fn sel<'a>(config: &str, filters: &'a [String], params: &'a [ParamOverride]) -> Selection<'a> {
-        Selection {
-            config: configuration(config).unwrap(),
-            filters,
-            hidden: false,
-            params,
-        }
+        Selection { config: configuration(config).unwrap(), filters, hidden: false, params }
     }
 
     #[test]
     fn unknown_configuration_lists_the_known_ones() {
         let e = configuration("nope").unwrap_err().0;
-        assert_eq!(
-            e,
-            "unknown configuration 'nope': choose one of main, smoke, sql, ids, cache, redis"
-        );
+        assert_eq!(e, "unknown configuration 'nope': choose one of main, smoke, sql, ids, cache, redis");
     }
 
     #[test]
     fn param_override_parsing() {
         let p = parse_param("work=10, 20").unwrap();
-        assert_eq!(
-            (p.name.as_str(), p.values.clone()),
-            ("work", vec!["10".to_string(), "20".to_string()])
-        );
+        assert_eq!((p.name.as_str(), p.values.clone()), ("work", vec!["10".to_string(), "20".to_string()]));
         assert!(parse_param("work").unwrap_err().contains("NAME=VALUE"));
         assert!(parse_param("work=").is_err());
         assert!(parse_param("=3").is_err());
@@ -351,59 +265,56 @@ mod tests {
         let filters = ["busy".to_string()];
         let cases = plan(&sel("smoke", &filters, &params)).unwrap();
         let labels: Vec<_> = cases.iter().map(Case::label).collect();
-        assert_eq!(
-            labels,
-            [
-                "baseline/busy_loop[work=1]",
-                "baseline/busy_loop[work=2]",
-                "baseline/busy_loop[work=3]"
-            ]
-        );
+        assert_eq!(labels, ["baseline/busy_loop[work=1]", "baseline/busy_loop[work=2]", "baseline/busy_loop[work=3]"]);
     }
 
     #[test]
     fn bad_params_and_filters_are_rejected_with_the_fix() {
         let filters = ["busy".to_string()];
-        let e = plan(&sel("main", &filters, &[parse_param("rows=1").unwrap()]))
-            .unwrap_err()
-            .0;
-        assert!(
-            e.starts_with("unknown param 'rows' in -p rows=1: the selected workloads declare work"),
-            "{e}"
-        );
-        let e = plan(&sel("main", &filters, &[parse_param("work=abc").unwrap()]))
-            .unwrap_err()
-            .0;
-        assert!(
-            e.contains("invalid value 'abc' for param 'work' of baseline/busy_loop"),
-            "{e}"
-        );
+        let e = plan(&sel("main", &filters, &[parse_param("rows=1").unwrap()])).unwrap_err().0;
+        assert!(e.starts_with("unknown param 'rows' in -p rows=1: the selected workloads declare work"), "{e}");
+        let e = plan(&sel("main", &filters, &[parse_param("work=abc").unwrap()])).unwrap_err().0;
+        assert!(e.contains("invalid value 'abc' for param 'work' of baseline/busy_loop"), "{e}");
         let nothing = ["zzz".to_string()];
         let e = plan(&sel("main", &nothing, &[])).unwrap_err().0;
-        assert!(
-            e.starts_with("no workload matches --filter 'zzz' in configuration 'main'"),
-            "{e}"
-        );
+        assert!(e.starts_with("no workload matches --filter 'zzz' in configuration 'main'"), "{e}");
         let bad = ["(".to_string()];
-        assert!(
-            plan(&sel("main", &bad, &[]))
-                .unwrap_err()
-                .0
-                .starts_with("invalid --filter '('")
-        );
+        assert!(plan(&sel("main", &bad, &[])).unwrap_err().0.starts_with("invalid --filter '('"));
     }
 
     #[test]
     fn hidden_workloads_need_the_flag() {
         let filters = ["fault/panic".to_string()];
         assert!(plan(&sel("main", &filters, &[])).is_err());
-        let s = Selection {
-            hidden: true,
-            ..sel("main", &filters, &[])
-        };
+        let s = Selection { hidden: true, ..sel("main", &filters, &[]) };
         let cases = plan(&s).unwrap();
         assert_eq!(cases.len(), 1);
         assert_eq!(cases[0].params.get("fork").unwrap(), "-1");
+    }
+
+    #[test]
+    fn configuration_params_are_valid_for_every_workload_declaring_them() {
+        for config in CONFIGURATIONS {
+            for (name, values) in config.params {
+                let defs = registry::all().into_iter().filter(|d| config.groups.contains(&d.group()));
+                for def in defs {
+                    let Some(spec) = def.param(name) else { continue };
+                    for v in values.split(',') {
+                        spec.check(v).unwrap_or_else(|e| panic!("{}: {name}={v} for {}: {e}", config.name, def.name));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sql_runs_both_backends_and_smoke_only_sqlite() {
+        let filters = ["^sql/thread".to_string()];
+        let sql: Vec<_> = plan(&sel("sql", &filters, &[])).unwrap().iter().map(Case::label).collect();
+        assert_eq!(sql.len(), 4, "{sql:?}");
+        assert!(sql.iter().any(|l| l.contains("db=postgres")));
+        let smoke: Vec<_> = plan(&sel("smoke", &filters, &[])).unwrap().iter().map(Case::label).collect();
+        assert_eq!(smoke, ["sql/thread_select_by_id[db=sqlite,pool_size=10,row_count=100]"]);
     }
 
     #[test]

@@ -31,18 +31,13 @@ impl Progress {
         } else if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(total);
             bar.set_style(
-                ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:30}] {pos}/{len} forks  {msg}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
+                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} forks  {msg}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
             );
             Progress::Bar(bar)
         } else {
-            Progress::Lines {
-                total,
-                done: std::cell::Cell::new(0),
-            }
+            Progress::Lines { total, done: std::cell::Cell::new(0) }
         }
     }
 
@@ -55,26 +50,9 @@ impl Progress {
 
     /// A worker message arrived.
     pub fn message(&self, label: &str, m: &Message) {
-        if let (
-            Progress::Bar(b),
-            Message::Iteration {
-                kind,
-                index,
-                ops,
-                nanos,
-            },
-        ) = (self, m)
-        {
-            let what = if *kind == IterationKind::Warmup {
-                "warmup"
-            } else {
-                "iteration"
-            };
-            let rate = Iteration {
-                ops: *ops,
-                nanos: *nanos,
-            }
-            .ops_per_sec();
+        if let (Progress::Bar(b), Message::Iteration { kind, index, ops, nanos }) = (self, m) {
+            let what = if *kind == IterationKind::Warmup { "warmup" } else { "iteration" };
+            let rate = Iteration { ops: *ops, nanos: *nanos }.ops_per_sec();
             b.set_message(format!("{label} {what} {}: {} ops/s", index + 1, si(rate)));
         }
     }
@@ -87,11 +65,7 @@ impl Progress {
                 done.set(done.get() + 1);
                 let rates: Vec<f64> = fork.iterations.iter().map(Iteration::ops_per_sec).collect();
                 let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
-                let status = if fork.status == ForkStatus::Ok {
-                    "ok"
-                } else {
-                    "FAILED"
-                };
+                let status = if fork.status == ForkStatus::Ok { "ok" } else { "FAILED" };
                 eprintln!(
                     "[{}/{total}] {label} fork {}/{forks}: {status}, {} ops/s",
                     done.get(),

@@ -34,6 +34,8 @@ pub struct Task {
     pub iterations: u32,
     /// Duration of one measured iteration.
     pub iteration_nanos: u64,
+    /// PostgreSQL URL for `db=postgres` cases (sent on stdin, never on the command line).
+    pub database_url: String,
 }
 
 /// Warmup or measurement.
@@ -127,17 +129,9 @@ mod tests {
 
     #[test]
     fn messages_are_tagged_json_lines() {
-        let m = Message::Iteration {
-            kind: IterationKind::Measure,
-            index: 2,
-            ops: 10,
-            nanos: 99,
-        };
+        let m = Message::Iteration { kind: IterationKind::Measure, index: 2, ops: 10, nanos: 99 };
         let line = serde_json::to_string(&m).unwrap();
-        assert_eq!(
-            line,
-            r#"{"type":"iteration","kind":"measure","index":2,"ops":10,"nanos":99}"#
-        );
+        assert_eq!(line, r#"{"type":"iteration","kind":"measure","index":2,"ops":10,"nanos":99}"#);
         assert_eq!(serde_json::from_str::<Message>(&line).unwrap(), m);
         assert!(serde_json::from_str::<Message>(r#"{"type":"bogus"}"#).is_err());
     }

@@ -5,24 +5,9 @@ use crate::report::Report;
 
 /// Renders the summary table of `report`.
 pub fn render(report: &Report) -> String {
-    let mut rows = vec![
-        [
-            "benchmark",
-            "params",
-            "ops/s",
-            "± error (99.9%)",
-            "forks ok",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
+    let mut rows = vec![["benchmark", "params", "ops/s", "± error (99.9%)", "forks ok"].map(String::from).to_vec()];
     for b in &report.benchmarks {
-        let params = b
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(",");
+        let params = b.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
         let (score, error) = match &b.score {
             Some(s) => (
                 si(s.mean),
@@ -33,40 +18,24 @@ pub fn render(report: &Report) -> String {
             ),
             None => ("-".into(), "-".into()),
         };
-        rows.push(vec![
-            b.name.clone(),
-            params,
-            score,
-            error,
-            format!("{}/{}", b.forks_ok(), b.forks.len()),
-        ]);
+        rows.push(vec![b.name.clone(), params, score, error, format!("{}/{}", b.forks_ok(), b.forks.len())]);
     }
-    let widths: Vec<usize> = (0..5)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
+    let widths: Vec<usize> = (0..5).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for (i, r) in rows.iter().enumerate() {
         let cells: Vec<String> = r
             .iter()
             .enumerate()
-            .map(|(c, cell)| {
-                if c >= 2 {
-                    format!("{cell:>w$}", w = widths[c])
-                } else {
-                    format!("{cell:<w$}", w = widths[c])
-                }
-            })
+            .map(
+                |(c, cell)| {
+                    if c >= 2 { format!("{cell:>w$}", w = widths[c]) } else { format!("{cell:<w$}", w = widths[c]) }
+                },
+            )
             .collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
         if i == 0 {
-            out.push_str(
-                &widths
-                    .iter()
-                    .map(|w| "-".repeat(*w))
-                    .collect::<Vec<_>>()
-                    .join("  "),
-            );
+            out.push_str(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
             out.push('\n');
         }
     }

@@ -11,23 +11,11 @@ fn stderr(out: &std::process::Output) -> String {
 /// and no report written.
 fn refused(args: &[&str], expect: &str) {
     let (_dir, path) = report_path();
-    let out = harness()
-        .args(args)
-        .arg("--out")
-        .arg(&path)
-        .output()
-        .unwrap();
+    let out = harness().args(args).arg("--out").arg(&path).output().unwrap();
     let err = stderr(&out);
     assert_eq!(code(&out), 2, "{args:?}: {err}");
-    assert_eq!(
-        err.lines().count(),
-        1,
-        "{args:?} printed more than one line:\n{err}"
-    );
-    assert!(
-        err.contains(expect),
-        "{args:?}: {err:?} does not contain {expect:?}"
-    );
+    assert_eq!(err.lines().count(), 1, "{args:?} printed more than one line:\n{err}");
+    assert!(err.contains(expect), "{args:?}: {err:?} does not contain {expect:?}");
     assert!(!path.exists(), "{args:?} wrote a report");
 }
 
@@ -36,15 +24,7 @@ fn help_documents_exit_codes_and_options() {
     let out = harness().args(["run", "--help"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(code(&out), 0);
-    for needle in [
-        "Exit codes",
-        "130",
-        "--forks",
-        "--warmup-time",
-        "--fork-timeout",
-        "HARNESS_FORKS",
-        "-p, --param",
-    ] {
+    for needle in ["Exit codes", "130", "--forks", "--warmup-time", "--fork-timeout", "HARNESS_FORKS", "-p, --param"] {
         assert!(text.contains(needle), "run --help lacks {needle}");
     }
 }
@@ -54,20 +34,12 @@ fn list_shows_cases_with_params_and_hides_faults() {
     let out = harness().args(["list", "smoke"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(code(&out), 0);
-    assert!(
-        text.contains("baseline/noop") && text.contains("baseline/busy_loop[work=100]"),
-        "{text}"
-    );
+    assert!(text.contains("baseline/noop") && text.contains("baseline/busy_loop[work=100]"), "{text}");
     assert!(!text.contains("fault/"), "{text}");
-    let out = harness()
-        .args(["list", "--hidden", "-f", "fault", "-p", "work=1,2"])
-        .output();
+    let out = harness().args(["list", "--hidden", "-f", "fault", "-p", "work=1,2"]).output();
     // -p names a param no fault workload declares: refused.
     assert_eq!(code(&out.unwrap()), 2);
-    let out = harness()
-        .args(["list", "--hidden", "-f", "^fault/panic$", "-p", "fork=0,1"])
-        .output()
-        .unwrap();
+    let out = harness().args(["list", "--hidden", "-f", "^fault/panic$", "-p", "fork=0,1"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.lines().count(), 2, "{text}");
     assert!(text.contains("fault/panic[after_ms=150,fork=1]"), "{text}");
@@ -77,19 +49,8 @@ fn list_shows_cases_with_params_and_hides_faults() {
 fn env_prints_the_metadata() {
     let out = harness().arg("env").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    for key in [
-        "commit",
-        "dirty",
-        "rustc",
-        "cpu",
-        "cgroup cpu",
-        "cgroup memory",
-        "load average",
-    ] {
-        assert!(
-            text.lines().any(|l| l.starts_with(key)),
-            "env lacks {key}:\n{text}"
-        );
+    for key in ["commit", "dirty", "rustc", "cpu", "cgroup cpu", "cgroup memory", "load average"] {
+        assert!(text.lines().any(|l| l.starts_with(key)), "env lacks {key}:\n{text}");
     }
     let out = harness().args(["env", "--json"]).output().unwrap();
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -99,35 +60,17 @@ fn env_prints_the_metadata() {
 
 #[test]
 fn bad_input_is_one_line_exit_2_and_measures_nothing() {
-    refused(
-        &["run", "nope"],
-        "unknown configuration 'nope': choose one of main, smoke",
-    );
-    refused(
-        &["run", "--filter", "zzz"],
-        "no workload matches --filter 'zzz'",
-    );
+    refused(&["run", "nope"], "unknown configuration 'nope': choose one of main, smoke");
+    refused(&["run", "--filter", "zzz"], "no workload matches --filter 'zzz'");
     refused(&["run", "--filter", "("], "invalid --filter '('");
     refused(&["run", "-p", "bogus=1"], "unknown param 'bogus'");
-    refused(
-        &["run", "-f", "busy", "-p", "work=abc"],
-        "invalid value 'abc' for param 'work'",
-    );
+    refused(&["run", "-f", "busy", "-p", "work=abc"], "invalid value 'abc' for param 'work'");
     refused(&["run", "-f", "busy", "-p", "work"], "NAME=VALUE");
-    refused(
-        &["run", "--forks", "0"],
-        "'--forks <N>': must be at least 1",
-    );
-    refused(
-        &["run", "--forks", "-1"],
-        "'--forks <N>': must not be negative",
-    );
+    refused(&["run", "--forks", "0"], "'--forks <N>': must be at least 1");
+    refused(&["run", "--forks", "-1"], "'--forks <N>': must not be negative");
     refused(&["run", "--iterations", "0"], "--iterations");
     refused(&["run", "--warmup", "-3"], "--warmup");
-    refused(
-        &["run", "--time", "1x"],
-        "expected a duration such as 500ms, 2s or 1m",
-    );
+    refused(&["run", "--time", "1x"], "expected a duration such as 500ms, 2s or 1m");
     refused(&["run", "--time", "0s"], "must be longer than zero");
     refused(&["run", "--fork-timeout", "soon"], "--fork-timeout");
     refused(&["run", "--bogus"], "--bogus");
@@ -138,23 +81,12 @@ fn unwritable_out_is_refused_before_measuring() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("plain-file");
     std::fs::write(&file, "x").unwrap();
-    let out = harness()
-        .args(["run", "-f", "baseline/noop", "--out"])
-        .arg(file.join("r.json"))
-        .output()
-        .unwrap();
+    let out = harness().args(["run", "-f", "baseline/noop", "--out"]).arg(file.join("r.json")).output().unwrap();
     let err = stderr(&out);
     assert_eq!(code(&out), 2, "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("cannot write --out") && err.contains("choose a writable path"),
-        "{err}"
-    );
-    let out = harness()
-        .args(["run", "-f", "baseline/noop", "--out"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    assert!(err.contains("cannot write --out") && err.contains("choose a writable path"), "{err}");
+    let out = harness().args(["run", "-f", "baseline/noop", "--out"]).arg(dir.path()).output().unwrap();
     assert_eq!(code(&out), 2);
 }
 
@@ -180,12 +112,8 @@ fn run_writes_a_complete_report_and_prints_a_summary() {
     assert_eq!(report["meta"]["settings"]["iterations"], 2);
     assert_eq!(report["meta"]["settings"]["params"][0], "work=5,50");
     assert!(report["meta"]["ended_at"].is_string());
-    let names: Vec<_> = report["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| (b["name"].clone(), b["params"].clone()))
-        .collect();
+    let names: Vec<_> =
+        report["benchmarks"].as_array().unwrap().iter().map(|b| (b["name"].clone(), b["params"].clone())).collect();
     assert_eq!(names.len(), 3, "{names:?}");
     for b in report["benchmarks"].as_array().unwrap() {
         let fork = &b["forks"][0];
@@ -196,16 +124,11 @@ fn run_writes_a_complete_report_and_prints_a_summary() {
         assert!(fork["iterations"][0]["nanos"].as_u64().unwrap() >= 30_000_000);
         assert_eq!(b["score"]["unit"], "ops/s");
         assert_eq!(b["score"]["n"], 2);
-        assert!(
-            b["score"]["error"].is_null(),
-            "error is NaN-safe null for n <= 2"
-        );
+        assert!(b["score"]["error"].is_null(), "error is NaN-safe null for n <= 2");
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("benchmark")
-            && stdout.contains("baseline/busy_loop")
-            && stdout.contains("work=50"),
+        stdout.contains("benchmark") && stdout.contains("baseline/busy_loop") && stdout.contains("work=50"),
         "{stdout}"
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("DEBUG build"));
@@ -215,16 +138,7 @@ fn run_writes_a_complete_report_and_prints_a_summary() {
 fn settings_come_from_harness_env_vars() {
     let (_dir, path) = report_path();
     let out = harness()
-        .args([
-            "run",
-            "-f",
-            "baseline/noop",
-            "--quiet",
-            "--warmup",
-            "0",
-            "--iterations",
-            "1",
-        ])
+        .args(["run", "-f", "baseline/noop", "--quiet", "--warmup", "0", "--iterations", "1"])
         .env("HARNESS_FORKS", "2")
         .env("HARNESS_TIME", "20ms")
         .env("HARNESS_OUT", &path)
@@ -241,10 +155,7 @@ fn smoke_configuration_defaults_are_short() {
     let (out, report) = run(&["smoke", "-f", "baseline/noop"]);
     assert_eq!(code(&out), 0);
     let s = &report["meta"]["settings"];
-    assert_eq!(
-        (s["iterations"].as_u64(), s["iteration_nanos"].as_u64()),
-        (Some(1), Some(100_000_000))
-    );
+    assert_eq!((s["iterations"].as_u64(), s["iteration_nanos"].as_u64()), (Some(1), Some(100_000_000)));
     assert_eq!(report["meta"]["configuration"], "smoke");
 }
 

@@ -25,11 +25,7 @@ fn run_fault(workload: &str, extra: &[&str]) -> (std::process::Output, Value) {
 fn failure(fork: &Value) -> (&str, &str, &str) {
     assert_eq!(fork["status"], "failed", "{fork:#}");
     let f = &fork["failure"];
-    (
-        f["kind"].as_str().unwrap(),
-        f["message"].as_str().unwrap(),
-        f["stderr_tail"].as_str().unwrap(),
-    )
+    (f["kind"].as_str().unwrap(), f["message"].as_str().unwrap(), f["stderr_tail"].as_str().unwrap())
 }
 
 fn assert_ok(fork: &Value, iterations: usize) {
@@ -40,23 +36,10 @@ fn assert_ok(fork: &Value, iterations: usize) {
 
 #[test]
 fn every_fork_is_a_fresh_process() {
-    let (out, report) = run(&[
-        "-f",
-        "^baseline/noop$",
-        "--forks",
-        "3",
-        "--warmup",
-        "0",
-        "--iterations",
-        "1",
-        "--time",
-        "20ms",
-    ]);
+    let (out, report) =
+        run(&["-f", "^baseline/noop$", "--forks", "3", "--warmup", "0", "--iterations", "1", "--time", "20ms"]);
     assert_eq!(code(&out), 0);
-    let forks = bench(&report, "baseline/noop")["forks"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let forks = bench(&report, "baseline/noop")["forks"].as_array().unwrap().clone();
     let mut pids: Vec<u64> = forks.iter().map(|f| f["pid"].as_u64().unwrap()).collect();
     pids.sort_unstable();
     pids.dedup();
@@ -68,10 +51,7 @@ fn every_fork_is_a_fresh_process() {
 
 #[test]
 fn a_panicking_fork_fails_alone() {
-    let (out, report) = run_fault(
-        "fault/panic",
-        &["--forks", "3", "-p", "fork=1", "-p", "after_ms=0"],
-    );
+    let (out, report) = run_fault("fault/panic", &["--forks", "3", "-p", "fork=1", "-p", "after_ms=0"]);
     assert_eq!(code(&out), 1);
     let b = bench(&report, "fault/panic");
     let forks = b["forks"].as_array().unwrap();
@@ -80,9 +60,7 @@ fn a_panicking_fork_fails_alone() {
     let (kind, message, stderr) = failure(&forks[1]);
     assert_eq!(kind, "panic");
     assert!(
-        message.starts_with("panicked at ")
-            && message.contains("fault.rs")
-            && message.contains("injected panic"),
+        message.starts_with("panicked at ") && message.contains("fault.rs") && message.contains("injected panic"),
         "{message}"
     );
     // The kept stderr tail holds the default hook's report (or its backtrace), naming the file.
@@ -95,34 +73,15 @@ fn a_panicking_fork_fails_alone() {
 #[test]
 fn crashes_by_signal_are_named() {
     for (workload, signal) in [("fault/abort", "SIGABRT"), ("fault/segfault", "SIGSEGV")] {
-        let (out, report) = run_fault(
-            workload,
-            &[
-                "--forks",
-                "2",
-                "-p",
-                "fork=0",
-                "-p",
-                "after_ms=150",
-                "--time",
-                "100ms",
-            ],
-        );
+        let (out, report) =
+            run_fault(workload, &["--forks", "2", "-p", "fork=0", "-p", "after_ms=150", "--time", "100ms"]);
         assert_eq!(code(&out), 1, "{workload}");
         let forks = bench(&report, workload)["forks"].as_array().unwrap();
         let (kind, message, _) = failure(&forks[0]);
         assert_eq!(kind, "signal", "{workload}");
-        assert!(
-            message.starts_with(&format!("killed by {signal}")),
-            "{workload}: {message}"
-        );
+        assert!(message.starts_with(&format!("killed by {signal}")), "{workload}: {message}");
         // It struck during the second iteration: the first one is kept.
-        assert_eq!(
-            forks[0]["iterations"].as_array().unwrap().len(),
-            1,
-            "{workload}: {:#}",
-            forks[0]
-        );
+        assert_eq!(forks[0]["iterations"].as_array().unwrap().len(), 1, "{workload}: {:#}", forks[0]);
         assert_ok(&forks[1], 2);
     }
 }
@@ -136,14 +95,8 @@ fn a_hanging_fork_is_killed_at_the_timeout() {
     let fork = &bench(&report, "fault/hang")["forks"][0];
     let (kind, message, _) = failure(fork);
     assert_eq!(kind, "timeout");
-    assert!(
-        message.contains("fork timeout of 1s") && message.contains("--fork-timeout"),
-        "{message}"
-    );
-    assert!(
-        !alive(fork["pid"].as_u64().unwrap() as u32),
-        "the hung worker survived"
-    );
+    assert!(message.contains("fork timeout of 1s") && message.contains("--fork-timeout"), "{message}");
+    assert!(!alive(fork["pid"].as_u64().unwrap() as u32), "the hung worker survived");
 }
 
 #[test]
@@ -152,11 +105,7 @@ fn early_exit_garbage_and_failed_checks_are_recorded() {
         ("fault/exit", "exit", "before reporting done"),
         ("fault/garbage", "protocol", "not a protocol message"),
         ("fault/setup_error", "setup", "injected setup failure"),
-        (
-            "fault/verify_error",
-            "verify",
-            "injected correctness failure",
-        ),
+        ("fault/verify_error", "verify", "injected correctness failure"),
     ];
     for (workload, expected_kind, expected_message) in cases {
         let (out, report) = run_fault(workload, &["-p", "after_ms=0"]);
@@ -165,10 +114,7 @@ fn early_exit_garbage_and_failed_checks_are_recorded() {
         let (kind, message, _) = failure(fork);
         assert_eq!(kind, expected_kind, "{workload}: {message}");
         assert!(message.contains(expected_message), "{workload}: {message}");
-        assert!(
-            bench(&report, workload)["score"].is_null(),
-            "{workload}: a failed case has no score"
-        );
+        assert!(bench(&report, workload)["score"].is_null(), "{workload}: a failed case has no score");
     }
 }
 
@@ -198,36 +144,13 @@ fn other_cases_go_on_after_a_failure() {
     ]);
     assert_eq!(code(&out), 1);
     assert_ok(&bench(&report, "baseline/noop")["forks"][0], 1);
-    assert_eq!(
-        failure(&bench(&report, "fault/abort")["forks"][0]).0,
-        "signal"
-    );
+    assert_eq!(failure(&bench(&report, "fault/abort")["forks"][0]).0, "signal");
 }
 
 fn spawn_hanging_run(out: &std::path::Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args([
-            "run",
-            "--hidden",
-            "-f",
-            "^baseline/noop$",
-            "-f",
-            "^fault/hang$",
-            "-p",
-            "after_ms=0",
-        ])
-        .args([
-            "--warmup",
-            "0",
-            "--iterations",
-            "1",
-            "--time",
-            "20ms",
-            "--fork-timeout",
-            "120s",
-            "--quiet",
-            "--out",
-        ])
+        .args(["run", "--hidden", "-f", "^baseline/noop$", "-f", "^fault/hang$", "-p", "after_ms=0"])
+        .args(["--warmup", "0", "--iterations", "1", "--time", "20ms", "--fork-timeout", "120s", "--quiet", "--out"])
         .arg(out)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -254,11 +177,7 @@ fn ctrl_c_keeps_a_valid_partial_report_and_no_child() {
     let mut child = spawn_hanging_run(&out);
     let worker = wait_for_hang_worker(child.id(), &out);
     std::thread::sleep(Duration::from_millis(100));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     assert!(!alive(worker), "worker {worker} outlived Ctrl-C");

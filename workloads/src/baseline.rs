@@ -2,7 +2,8 @@
 //!
 //! `baseline/noop` is the cost of the measuring loop; `baseline/busy_loop` is CPU work of a known
 //! size; `baseline/async_noop` and `baseline/block_on_noop` are the floor of the two async shapes
-//! (awaiting inside one runtime entry per batch, and one runtime entry per op).
+//! (awaiting inside one runtime entry per batch, and one runtime entry per op), and
+//! `baseline/spawn_blocking_noop` the floor of handing work to the blocking pool.
 
 use crate::params::{ParamKind, ParamSpec};
 use crate::{AsyncWorkload, Prepared, SetupContext, Workload, WorkloadDef, asynchronous, blocking};
@@ -29,39 +30,33 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "empty future awaited on a current-thread runtime, one runtime entry per batch",
         params: &[],
         hidden: false,
-        setup: |_| {
-            Ok(asynchronous(AsyncNoop {
-                runtime: current_thread()?,
-            }))
-        },
+        setup: |_| Ok(asynchronous(AsyncNoop { runtime: current_thread()? })),
     },
     WorkloadDef {
         name: "baseline/block_on_noop",
         about: "empty future with one runtime entry (block_on) per op: the floor of that shape",
         params: &[],
         hidden: false,
-        setup: |_| {
-            Ok(blocking(BlockOnNoop {
-                runtime: current_thread()?,
-            }))
-        },
+        setup: |_| Ok(blocking(BlockOnNoop { runtime: current_thread()? })),
+    },
+    WorkloadDef {
+        name: "baseline/spawn_blocking_noop",
+        about: "empty closure through tokio spawn_blocking, awaited: the floor of that dispatch",
+        params: &[],
+        hidden: false,
+        setup: |_| Ok(asynchronous(SpawnBlockingNoop { runtime: current_thread()? })),
     },
 ];
 
 const WORK: ParamSpec = ParamSpec {
     name: "work",
     about: "xorshift steps per op",
-    kind: ParamKind::Int {
-        min: 1,
-        max: 1_000_000,
-    },
+    kind: ParamKind::Int { min: 1, max: 1_000_000 },
     defaults: &["100"],
 };
 
 fn current_thread() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?)
+    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
 }
 
 /// The empty operation.
@@ -83,9 +78,7 @@ pub struct BusyLoop {
 }
 
 fn setup_busy_loop(ctx: &SetupContext) -> anyhow::Result<Box<dyn Prepared>> {
-    Ok(blocking(BusyLoop {
-        work: ctx.params.int("work")? as u64,
-    }))
+    Ok(blocking(BusyLoop { work: ctx.params.int("work")? as u64 }))
 }
 
 fn xorshift(mut x: u64, steps: u64) -> u64 {
@@ -147,22 +140,33 @@ impl Workload for BlockOnNoop {
     }
 }
 
+/// An empty closure handed to tokio's blocking pool and awaited.
+pub struct SpawnBlockingNoop {
+    runtime: tokio::runtime::Runtime,
+}
+
+impl AsyncWorkload for SpawnBlockingNoop {
+    type Local = ();
+    type Output = ();
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.runtime
+    }
+    fn local(&self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    async fn op(&self, _: &mut ()) {
+        tokio::task::spawn_blocking(|| ()).await.expect("blocking task")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{Params, Phase, registry};
 
     fn ctx(params: &[(&str, &str)]) -> SetupContext {
-        let params = Params(
-            params
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        );
-        SetupContext {
-            params,
-            fork_index: 0,
-        }
+        let params = Params(params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+        SetupContext::new(params)
     }
 
     #[test]

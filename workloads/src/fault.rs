@@ -13,20 +13,14 @@ const RESULT_FD: i32 = 3;
 const AFTER_MS: ParamSpec = ParamSpec {
     name: "after_ms",
     about: "the fault strikes in the first op this many milliseconds after setup",
-    kind: ParamKind::Int {
-        min: 0,
-        max: 3_600_000,
-    },
+    kind: ParamKind::Int { min: 0, max: 3_600_000 },
     defaults: &["150"],
 };
 
 const FORK: ParamSpec = ParamSpec {
     name: "fork",
     about: "index of the fork that faults; -1 for every fork",
-    kind: ParamKind::Int {
-        min: -1,
-        max: 1_000,
-    },
+    kind: ParamKind::Int { min: -1, max: 1_000 },
     defaults: &["-1"],
 };
 
@@ -34,13 +28,7 @@ const PARAMS: &[ParamSpec] = &[AFTER_MS, FORK];
 
 macro_rules! fault {
     ($name:literal, $about:literal, $fault:expr) => {
-        WorkloadDef {
-            name: $name,
-            about: $about,
-            params: PARAMS,
-            hidden: true,
-            setup: |ctx| setup(ctx, $fault),
-        }
+        WorkloadDef { name: $name, about: $about, params: PARAMS, hidden: true, setup: |ctx| setup(ctx, $fault) }
     };
 }
 
@@ -48,37 +36,13 @@ macro_rules! fault {
 pub static WORKLOADS: &[WorkloadDef] = &[
     fault!("fault/panic", "panics in an op", Fault::Panic),
     fault!("fault/abort", "aborts the process in an op", Fault::Abort),
-    fault!(
-        "fault/segfault",
-        "dies of SIGSEGV in an op",
-        Fault::Segfault
-    ),
+    fault!("fault/segfault", "dies of SIGSEGV in an op", Fault::Segfault),
     fault!("fault/hang", "sleeps forever in an op", Fault::Hang),
-    fault!(
-        "fault/exit",
-        "exits with status 0 in an op, before reporting done",
-        Fault::Exit
-    ),
-    fault!(
-        "fault/garbage",
-        "writes a line that is not JSON on the result channel",
-        Fault::Garbage
-    ),
-    fault!(
-        "fault/stdout_flood",
-        "writes 64 KiB to stdout and stderr per op, then ends normally",
-        Fault::Flood
-    ),
-    fault!(
-        "fault/setup_error",
-        "setup returns an error",
-        Fault::SetupError
-    ),
-    fault!(
-        "fault/verify_error",
-        "the correctness check after measuring fails",
-        Fault::VerifyError
-    ),
+    fault!("fault/exit", "exits with status 0 in an op, before reporting done", Fault::Exit),
+    fault!("fault/garbage", "writes a line that is not JSON on the result channel", Fault::Garbage),
+    fault!("fault/stdout_flood", "writes 64 KiB to stdout and stderr per op, then ends normally", Fault::Flood),
+    fault!("fault/setup_error", "setup returns an error", Fault::SetupError),
+    fault!("fault/verify_error", "the correctness check after measuring fails", Fault::VerifyError),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,15 +61,9 @@ enum Fault {
 fn setup(ctx: &SetupContext, fault: Fault) -> anyhow::Result<Box<dyn Prepared>> {
     let fork = ctx.params.int("fork")?;
     let armed = fork < 0 || fork == i64::from(ctx.fork_index);
-    anyhow::ensure!(
-        !(armed && fault == Fault::SetupError),
-        "injected setup failure (fault/setup_error)"
-    );
+    anyhow::ensure!(!(armed && fault == Fault::SetupError), "injected setup failure (fault/setup_error)");
     let after = Duration::from_millis(ctx.params.int("after_ms")? as u64);
-    Ok(blocking(Injector {
-        fault: armed.then_some(fault),
-        strike_at: Instant::now() + after,
-    }))
+    Ok(blocking(Injector { fault: armed.then_some(fault), strike_at: Instant::now() + after }))
 }
 
 struct Injector {
@@ -145,10 +103,7 @@ impl Workload for Injector {
     }
     fn verify(&self, phase: Phase) -> anyhow::Result<()> {
         let failing = self.fault == Some(Fault::VerifyError) && phase == Phase::After;
-        anyhow::ensure!(
-            !failing,
-            "injected correctness failure (fault/verify_error)"
-        );
+        anyhow::ensure!(!failing, "injected correctness failure (fault/verify_error)");
         Ok(())
     }
 }
@@ -177,14 +132,8 @@ mod tests {
     use crate::Params;
 
     fn ctx(fork: &str, fork_index: u32) -> SetupContext {
-        let params = Params(
-            [
-                ("after_ms".into(), "0".into()),
-                ("fork".into(), fork.into()),
-            ]
-            .into(),
-        );
-        SetupContext { params, fork_index }
+        let params = Params([("after_ms".into(), "0".into()), ("fork".into(), fork.into())].into());
+        SetupContext { fork_index, ..SetupContext::new(params) }
     }
 
     #[test]

@@ -8,7 +8,9 @@
 pub mod baseline;
 pub mod fault;
 pub mod params;
+pub mod redact;
 pub mod registry;
+pub mod sql;
 
 use std::future::Future;
 use std::hint::black_box;
@@ -168,10 +170,7 @@ impl<W: Workload> Prepared for Blocking<W> {
     }
     fn bench(&self, index: usize) -> anyhow::Result<Box<dyn Bench>> {
         let local = self.0.local(index)?;
-        Ok(Box::new(BlockingBench {
-            workload: Arc::clone(&self.0),
-            local,
-        }))
+        Ok(Box::new(BlockingBench { workload: Arc::clone(&self.0), local }))
     }
     fn verify(&self, phase: Phase) -> anyhow::Result<()> {
         self.0.verify(phase)
@@ -187,10 +186,7 @@ impl<W: AsyncWorkload> Prepared for Async<W> {
     }
     fn bench(&self, index: usize) -> anyhow::Result<Box<dyn Bench>> {
         let local = self.0.local(index)?;
-        Ok(Box::new(AsyncBench {
-            workload: Arc::clone(&self.0),
-            local,
-        }))
+        Ok(Box::new(AsyncBench { workload: Arc::clone(&self.0), local }))
     }
     fn verify(&self, phase: Phase) -> anyhow::Result<()> {
         self.0.verify(phase)

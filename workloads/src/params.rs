@@ -64,17 +64,13 @@ pub struct Params(pub BTreeMap<String, String>);
 impl Params {
     /// The raw value of `name`.
     pub fn get(&self, name: &str) -> anyhow::Result<&str> {
-        self.0
-            .get(name)
-            .map(String::as_str)
-            .ok_or_else(|| anyhow::anyhow!("param '{name}' is not set for this case"))
+        self.0.get(name).map(String::as_str).ok_or_else(|| anyhow::anyhow!("param '{name}' is not set for this case"))
     }
 
     /// The value of an integer param.
     pub fn int(&self, name: &str) -> anyhow::Result<i64> {
         let raw = self.get(name)?;
-        raw.parse()
-            .map_err(|_| anyhow::anyhow!("param '{name}' = '{raw}' is not a whole number"))
+        raw.parse().map_err(|_| anyhow::anyhow!("param '{name}' = '{raw}' is not a whole number"))
     }
 
     /// The value of an integer param that must be non-negative, as a `usize`.
@@ -85,11 +81,7 @@ impl Params {
 
     /// `name=value,...` in name order, for display.
     pub fn display(&self) -> String {
-        self.0
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(",")
+        self.0.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
     }
 }
 
@@ -97,45 +89,26 @@ impl Params {
 mod tests {
     use super::*;
 
-    const ROWS: ParamSpec = ParamSpec {
-        name: "row_count",
-        about: "rows",
-        kind: ParamKind::Int { min: 1, max: 100 },
-        defaults: &["10"],
-    };
+    const ROWS: ParamSpec =
+        ParamSpec { name: "row_count", about: "rows", kind: ParamKind::Int { min: 1, max: 100 }, defaults: &["10"] };
 
     #[test]
     fn int_kind_rejects_text_and_out_of_range() {
         assert!(ROWS.check("10").is_ok());
-        assert_eq!(
-            ROWS.check("abc").unwrap_err(),
-            "must be a whole number between 1 and 100"
-        );
+        assert_eq!(ROWS.check("abc").unwrap_err(), "must be a whole number between 1 and 100");
         assert_eq!(ROWS.check("0").unwrap_err(), "must be between 1 and 100");
     }
 
     #[test]
     fn choice_kind_names_the_options() {
-        let db = ParamSpec {
-            kind: ParamKind::Choice(&["sqlite", "postgres"]),
-            ..ROWS
-        };
+        let db = ParamSpec { kind: ParamKind::Choice(&["sqlite", "postgres"]), ..ROWS };
         assert!(db.check("sqlite").is_ok());
-        assert_eq!(
-            db.check("mysql").unwrap_err(),
-            "must be one of sqlite, postgres"
-        );
+        assert_eq!(db.check("mysql").unwrap_err(), "must be one of sqlite, postgres");
     }
 
     #[test]
     fn params_parse_and_display() {
-        let p = Params(
-            [
-                ("b".to_string(), "2".to_string()),
-                ("a".to_string(), "x".to_string()),
-            ]
-            .into(),
-        );
+        let p = Params([("b".to_string(), "2".to_string()), ("a".to_string(), "x".to_string())].into());
         assert_eq!(p.int("b").unwrap(), 2);
         assert!(p.int("a").is_err());
         assert!(p.get("c").is_err());

@@ -1,14 +1,26 @@
 //! The list of every workload, and what a workload's setup is given.
 
-use crate::{Params, Prepared, baseline, fault, params::ParamSpec};
+use crate::{Params, Prepared, baseline, fault, params::ParamSpec, sql};
 
-/// What setup receives: the case's params and where in the run this fork stands.
+/// Default PostgreSQL URL (`--database-url`, `DATABASE_URL`).
+pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+/// What setup receives: the case's params, where in the run this fork stands, and the servers.
 #[derive(Debug, Clone)]
 pub struct SetupContext {
     /// The parameter values of this case.
     pub params: Params,
     /// Index of this fork within the case (0-based).
     pub fork_index: u32,
+    /// PostgreSQL URL for `db=postgres` (may hold a password: redact before printing).
+    pub database_url: String,
+}
+
+impl SetupContext {
+    /// A context for fork 0 with the default server URLs.
+    pub fn new(params: Params) -> SetupContext {
+        SetupContext { params, fork_index: 0, database_url: DEFAULT_DATABASE_URL.into() }
+    }
 }
 
 /// A registered workload: its name, declared params and how to build it.
@@ -39,15 +51,13 @@ impl WorkloadDef {
 
 impl std::fmt::Debug for WorkloadDef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WorkloadDef")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
+        f.debug_struct("WorkloadDef").field("name", &self.name).finish_non_exhaustive()
     }
 }
 
 /// Every workload, hidden ones included, in listing order.
 pub fn all() -> Vec<&'static WorkloadDef> {
-    baseline::WORKLOADS.iter().chain(fault::WORKLOADS).collect()
+    baseline::WORKLOADS.iter().chain(sql::WORKLOADS).chain(fault::WORKLOADS).collect()
 }
 
 /// The workload called exactly `name`.
@@ -68,10 +78,7 @@ mod tests {
             let (group, name) = w.name.split_once('/').expect("group/name");
             for part in [group, name] {
                 assert!(
-                    !part.is_empty()
-                        && part
-                            .chars()
-                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                    !part.is_empty() && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
                     "{} is not group/snake_case",
                     w.name
                 );
@@ -83,15 +90,9 @@ mod tests {
     fn declared_defaults_are_valid_values() {
         for w in all() {
             for p in w.params {
-                assert!(
-                    !p.defaults.is_empty(),
-                    "{}: param {} has no default",
-                    w.name,
-                    p.name
-                );
+                assert!(!p.defaults.is_empty(), "{}: param {} has no default", w.name, p.name);
                 for d in p.defaults {
-                    p.check(d)
-                        .unwrap_or_else(|e| panic!("{}: default {}={d}: {e}", w.name, p.name));
+                    p.check(d).unwrap_or_else(|e| panic!("{}: default {}={d}: {e}", w.name, p.name));
                 }
             }
         }

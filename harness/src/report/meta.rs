@@ -104,6 +104,8 @@ pub struct RunSettings {
     pub filters: Vec<String>,
     /// `-p` overrides, as given.
     pub params: Vec<String>,
+    /// PostgreSQL URL, password redacted.
+    pub database_url: String,
 }
 
 impl Meta {
@@ -138,11 +140,7 @@ impl Meta {
 
 /// `release` when built with optimizations, else `debug`.
 pub fn build_profile() -> &'static str {
-    if cfg!(debug_assertions) {
-        "debug"
-    } else {
-        "release"
-    }
+    if cfg!(debug_assertions) { "debug" } else { "release" }
 }
 
 /// Current UTC time, RFC 3339 to the second.
@@ -162,66 +160,41 @@ fn git(dir: &Path) -> Git {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
     let commit = run(&["rev-parse", "HEAD"]);
-    let dirty = commit.as_ref().and_then(|_| {
-        run(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty())
-    });
+    let dirty =
+        commit.as_ref().and_then(|_| run(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty()));
     Git { commit, dirty }
 }
 
 fn read(path: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
+    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
 }
 
 fn os() -> Os {
     let name = read("/etc/os-release")
-        .and_then(|s| {
-            s.lines().find_map(|l| {
-                l.strip_prefix("PRETTY_NAME=")
-                    .map(|v| v.trim_matches('"').to_string())
-            })
-        })
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string())))
         .unwrap_or_else(|| std::env::consts::OS.into());
     let uname = nix::sys::utsname::uname().ok();
-    let kernel = uname.as_ref().map_or("unknown".into(), |u| {
-        u.release().to_string_lossy().into_owned()
-    });
-    Os {
-        name,
-        kernel,
-        arch: std::env::consts::ARCH.into(),
-    }
+    let kernel = uname.as_ref().map_or("unknown".into(), |u| u.release().to_string_lossy().into_owned());
+    Os { name, kernel, arch: std::env::consts::ARCH.into() }
 }
 
 fn cpu() -> Cpu {
     let info = read("/proc/cpuinfo").unwrap_or_default();
     let model = info
         .lines()
-        .find_map(|l| {
-            l.strip_prefix("model name")
-                .and_then(|r| r.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
+        .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_string()))
         .unwrap_or_else(|| "unknown".into());
     // SAFETY: sysconf has no preconditions.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     let available = std::thread::available_parallelism().map_or(1, |n| n.get());
-    Cpu {
-        model,
-        logical_cpus: usize::try_from(online).unwrap_or(available),
-        available_parallelism: available,
-    }
+    Cpu { model, logical_cpus: usize::try_from(online).unwrap_or(available), available_parallelism: available }
 }
 
 /// Reads cgroup v2 (`cpu.max`, `memory.max`) or v1 limits under `root`.
 pub fn cgroup(root: &Path) -> Cgroup {
     let cpu_quota = match read(root.join("cpu.max")) {
         Some(s) => parse_cpu_max(&s),
-        None => match (
-            read(root.join("cpu/cpu.cfs_quota_us")),
-            read(root.join("cpu/cpu.cfs_period_us")),
-        ) {
+        None => match (read(root.join("cpu/cpu.cfs_quota_us")), read(root.join("cpu/cpu.cfs_period_us"))) {
             (Some(q), Some(p)) if q != "-1" => parse_cpu_max(&format!("{q} {p}")),
             _ => "none".into(),
         },
@@ -230,10 +203,7 @@ pub fn cgroup(root: &Path) -> Cgroup {
         .or_else(|| read(root.join("memory/memory.limit_in_bytes")))
         .filter(|s| s != "max" && s.parse::<u64>().is_ok_and(|v| v < (1 << 62)))
         .unwrap_or_else(|| "none".into());
-    Cgroup {
-        cpu_quota,
-        memory_limit,
-    }
+    Cgroup { cpu_quota, memory_limit }
 }
 
 fn parse_cpu_max(s: &str) -> String {
@@ -249,11 +219,7 @@ fn parse_cpu_max(s: &str) -> String {
 
 fn load_average() -> Option<[f64; 3]> {
     let s = read("/proc/loadavg")?;
-    let v: Vec<f64> = s
-        .split_whitespace()
-        .take(3)
-        .filter_map(|x| x.parse().ok())
-        .collect();
+    let v: Vec<f64> = s.split_whitespace().take(3).filter_map(|x| x.parse().ok()).collect();
     v.try_into().ok()
 }
 
@@ -272,10 +238,7 @@ mod tests {
         std::fs::write(dir.path().join("cpu.max"), "max 100000\n").unwrap();
         std::fs::write(dir.path().join("memory.max"), "max\n").unwrap();
         let c = cgroup(dir.path());
-        assert_eq!(
-            (c.cpu_quota.as_str(), c.memory_limit.as_str()),
-            ("none", "none")
-        );
+        assert_eq!((c.cpu_quota.as_str(), c.memory_limit.as_str()), ("none", "none"));
         let empty = tempfile::tempdir().unwrap();
         assert_eq!(cgroup(empty.path()).cpu_quota, "none");
     }

@@ -159,11 +159,7 @@ pub struct Iteration {
 impl Iteration {
     /// Throughput of this iteration.
     pub fn ops_per_sec(&self) -> f64 {
-        if self.nanos == 0 {
-            f64::NAN
-        } else {
-            self.ops as f64 * 1e9 / self.nanos as f64
-        }
+        if self.nanos == 0 { f64::NAN } else { self.ops as f64 * 1e9 / self.nanos as f64 }
     }
 }
 
@@ -234,10 +230,7 @@ impl Fork {
 impl Benchmark {
     /// Number of forks that finished ok.
     pub fn forks_ok(&self) -> usize {
-        self.forks
-            .iter()
-            .filter(|f| f.status == ForkStatus::Ok)
-            .count()
+        self.forks.iter().filter(|f| f.status == ForkStatus::Ok).count()
     }
 }
 
@@ -248,10 +241,7 @@ mod tests {
     fn fork(status: ForkStatus, its: &[(u64, u64)]) -> Fork {
         Fork {
             status,
-            iterations: its
-                .iter()
-                .map(|&(ops, nanos)| Iteration { ops, nanos })
-                .collect(),
+            iterations: its.iter().map(|&(ops, nanos)| Iteration { ops, nanos }).collect(),
             ..Fork::pending(0, Some(1))
         }
     }
@@ -259,19 +249,13 @@ mod tests {
     #[test]
     fn score_pools_ok_forks_and_ignores_failed_ones() {
         let forks = [
-            fork(
-                ForkStatus::Ok,
-                &[(100, 1_000_000_000), (200, 1_000_000_000)],
-            ),
+            fork(ForkStatus::Ok, &[(100, 1_000_000_000), (200, 1_000_000_000)]),
             fork(ForkStatus::Ok, &[(300, 1_000_000_000)]),
             fork(ForkStatus::Failed, &[(9_000, 1_000_000_000)]),
         ];
         let s = Score::from_forks(&forks).unwrap();
         assert_eq!(s.n, 3);
-        assert_eq!(
-            (s.mean, s.median, s.min, s.max),
-            (200.0, 200.0, 100.0, 300.0)
-        );
+        assert_eq!((s.mean, s.median, s.min, s.max), (200.0, 200.0, 100.0, 300.0));
         assert_eq!(s.stdev, Some(100.0));
         // t(0.9995, 2) = 31.5991 ; 31.5991 * 100 / sqrt(3) = 1824.37
         assert!((s.error.unwrap() - 1824.37).abs() < 0.05, "{:?}", s.error);
@@ -289,14 +273,7 @@ mod tests {
     #[test]
     fn zero_duration_iteration_is_not_a_number() {
         assert!(Iteration { ops: 1, nanos: 0 }.ops_per_sec().is_nan());
-        assert_eq!(
-            Iteration {
-                ops: 3,
-                nanos: 1_500_000_000
-            }
-            .ops_per_sec(),
-            2.0
-        );
+        assert_eq!(Iteration { ops: 3, nanos: 1_500_000_000 }.ops_per_sec(), 2.0);
     }
 }
 
@@ -310,8 +287,7 @@ mod schema_tests {
     #[test]
     fn committed_schema_matches_the_types() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/report.v1.json");
-        let generated =
-            serde_json::to_string_pretty(&schemars::schema_for!(Report)).unwrap() + "\n";
+        let generated = serde_json::to_string_pretty(&schemars::schema_for!(Report)).unwrap() + "\n";
         if std::env::var_os("UPDATE_SCHEMA").is_some() {
             std::fs::write(&path, &generated).unwrap();
         }

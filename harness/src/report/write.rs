@@ -22,8 +22,7 @@ pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     tmp.write_all(bytes)?;
     tmp.write_all(b"\n")?;
     tmp.as_file().sync_all()?;
-    tmp.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    tmp.persist(path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
 
@@ -33,8 +32,7 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
         return Err("it is a directory".into());
     }
     let dir = parent_dir(path);
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create directory {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create directory {}: {e}", dir.display()))?;
     tempfile::Builder::new()
         .prefix(".harness-")
         .tempfile_in(dir)
@@ -61,10 +59,8 @@ mod tests {
         write_bytes_atomic(&path, b"{\"a\":1}").unwrap();
         write_bytes_atomic(&path, b"{\"a\":2}").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"a\":2}\n");
-        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
+        let names: Vec<_> =
+            std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("r.json")]);
     }
 
@@ -74,10 +70,6 @@ mod tests {
         let file = dir.path().join("f");
         std::fs::write(&file, "x").unwrap();
         assert!(check_writable(&file.join("r.json")).is_err());
-        assert!(
-            check_writable(dir.path())
-                .unwrap_err()
-                .contains("directory")
-        );
+        assert!(check_writable(dir.path()).unwrap_err().contains("directory"));
     }
 }

@@ -3,6 +3,7 @@
 
 use super::spawn::{PipeEvent, Worker};
 use crate::protocol::{IterationKind, Message, PROTOCOL_VERSION, Stage, Task, VerifyPhase};
+use crate::redact::redact;
 use crate::report::{Failure, FailureKind, Fork, ForkStatus, Iteration};
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
@@ -29,14 +30,7 @@ impl Progress<'_> {
     /// Applies one message; an error is a protocol violation.
     fn apply(&mut self, m: &Message) -> Result<(), String> {
         match (self.hello, m) {
-            (
-                false,
-                Message::Hello {
-                    protocol,
-                    pid,
-                    harness_version,
-                },
-            ) => {
+            (false, Message::Hello { protocol, pid, harness_version }) => {
                 if *protocol != PROTOCOL_VERSION {
                     return Err(format!(
                         "worker speaks protocol {protocol} (harness {harness_version}), this harness speaks {PROTOCOL_VERSION}: rebuild both binaries from the same protocol version"
@@ -49,32 +43,12 @@ impl Progress<'_> {
                 return Err(format!("first message must be hello, got {}", kind(other)));
             }
             (true, Message::Hello { .. }) => return Err("a second hello".into()),
-            (
-                true,
-                Message::Verified {
-                    phase: VerifyPhase::Before,
-                },
-            ) => {}
-            (
-                true,
-                Message::Calibrated {
-                    batch_size,
-                    clock_read_nanos,
-                    ..
-                },
-            ) => {
+            (true, Message::Verified { phase: VerifyPhase::Before }) => {}
+            (true, Message::Calibrated { batch_size, clock_read_nanos, .. }) => {
                 self.fork.batch_size = Some(*batch_size);
                 self.fork.clock_read_nanos = Some(*clock_read_nanos);
             }
-            (
-                true,
-                Message::Iteration {
-                    kind,
-                    index,
-                    ops,
-                    nanos,
-                },
-            ) => {
+            (true, Message::Iteration { kind, index, ops, nanos }) => {
                 let (list, expected) = match kind {
                     IterationKind::Warmup => (&mut self.fork.warmup, self.task.warmup_iterations),
                     IterationKind::Measure => (&mut self.fork.iterations, self.task.iterations),
@@ -82,21 +56,11 @@ impl Progress<'_> {
                 if *index as usize != list.len() || *index >= expected {
                     return Err(format!("unexpected {kind:?} iteration {index}"));
                 }
-                list.push(Iteration {
-                    ops: *ops,
-                    nanos: *nanos,
-                });
+                list.push(Iteration { ops: *ops, nanos: *nanos });
             }
-            (
-                true,
-                Message::Verified {
-                    phase: VerifyPhase::After,
-                },
-            ) => self.verified_after = true,
+            (true, Message::Verified { phase: VerifyPhase::After }) => self.verified_after = true,
             (true, Message::Done) => {
-                if !self.verified_after
-                    || self.fork.iterations.len() != self.task.iterations as usize
-                {
+                if !self.verified_after || self.fork.iterations.len() != self.task.iterations as usize {
                     return Err("done before every iteration and check was reported".into());
                 }
                 self.done = true;
@@ -138,14 +102,7 @@ pub fn collect(
     let started = Instant::now();
     let deadline = started + timeout;
     let fork = Fork::pending(task.fork_index, Some(worker.child.id()));
-    let mut p = Progress {
-        fork,
-        task,
-        hello: false,
-        verified_after: false,
-        done: false,
-        failure: None,
-    };
+    let mut p = Progress { fork, task, hello: false, verified_after: false, done: false, failure: None };
 
     // Phase 1: messages until the pipe closes, a violation, the timeout or an interrupt.
     let mut killed = false;
@@ -155,10 +112,7 @@ pub fn collect(
             killed = true;
             break;
         }
-        match worker
-            .events
-            .recv_timeout(POLL.min(deadline.saturating_duration_since(Instant::now())))
-        {
+        match worker.events.recv_timeout(POLL.min(deadline.saturating_duration_since(Instant::now()))) {
             Ok(PipeEvent::Line(line)) => {
                 let applied = serde_json::from_str::<Message>(&line)
                     .map_err(|e| format!("not a protocol message ({e}): {}", clip(&line)))
@@ -173,10 +127,7 @@ pub fn collect(
                 }
             }
             Ok(PipeEvent::Garbled(why)) => {
-                p.failure = Some((
-                    FailureKind::Protocol,
-                    format!("the result channel carried {why}"),
-                ));
+                p.failure = Some((FailureKind::Protocol, format!("the result channel carried {why}")));
                 killed = true;
                 break;
             }
@@ -219,24 +170,17 @@ pub fn collect(
         Some((kind, message)) => {
             fork.failure = Some(Failure {
                 kind,
-                message,
-                stderr_tail: worker.stderr.text(STDERR_LINES),
+                message: redact(&message),
+                stderr_tail: redact(&worker.stderr.text(STDERR_LINES)),
             });
         }
     }
     fork
 }
 
-fn stop_reason(
-    stop: &AtomicBool,
-    deadline: Instant,
-    timeout: Duration,
-) -> Option<(FailureKind, String)> {
+fn stop_reason(stop: &AtomicBool, deadline: Instant, timeout: Duration) -> Option<(FailureKind, String)> {
     if stop.load(Ordering::SeqCst) {
-        Some((
-            FailureKind::Interrupted,
-            "run interrupted; worker killed".into(),
-        ))
+        Some((FailureKind::Interrupted, "run interrupted; worker killed".into()))
     } else if Instant::now() >= deadline {
         let t = humantime::format_duration(Duration::from_millis(timeout.as_millis() as u64));
         Some((
@@ -251,30 +195,17 @@ fn stop_reason(
 }
 
 /// The failure implied by an exit status when no message reported one.
-fn exit_failure(
-    s: ExitStatus,
-    done: bool,
-    measured: usize,
-    expected: u32,
-) -> Option<(FailureKind, String)> {
+fn exit_failure(s: ExitStatus, done: bool, measured: usize, expected: u32) -> Option<(FailureKind, String)> {
     if let Some(sig) = s.signal() {
-        return Some((
-            FailureKind::Signal,
-            describe(s).unwrap_or_else(|| format!("killed by signal {sig}")),
-        ));
+        return Some((FailureKind::Signal, describe(s).unwrap_or_else(|| format!("killed by signal {sig}"))));
     }
     match (s.code(), done) {
         (Some(0), true) => None,
         (Some(0), false) => Some((
             FailureKind::Exit,
-            format!(
-                "exited with code 0 before reporting done, after {measured} of {expected} measured iterations"
-            ),
+            format!("exited with code 0 before reporting done, after {measured} of {expected} measured iterations"),
         )),
-        (Some(101), _) => Some((
-            FailureKind::Exit,
-            "exited with code 101 (the workload panicked)".into(),
-        )),
+        (Some(101), _) => Some((FailureKind::Exit, "exited with code 101 (the workload panicked)".into())),
         (Some(c), _) => Some((FailureKind::Exit, format!("exited with code {c}"))),
         (None, _) => Some((FailureKind::Exit, "exit status unknown".into())),
     }
@@ -290,16 +221,9 @@ fn with_status(message: String, status: Option<ExitStatus>, killed: bool) -> Str
 /// `killed by SIGSEGV (core dumped)` for a signal; None for a normal exit.
 fn describe(s: ExitStatus) -> Option<String> {
     let sig = s.signal()?;
-    let name = nix::sys::signal::Signal::try_from(sig)
-        .map_or_else(|_| format!("signal {sig}"), |n| n.as_str().to_string());
-    Some(format!(
-        "killed by {name}{}",
-        if s.core_dumped() {
-            " (core dumped)"
-        } else {
-            ""
-        }
-    ))
+    let name =
+        nix::sys::signal::Signal::try_from(sig).map_or_else(|_| format!("signal {sig}"), |n| n.as_str().to_string());
+    Some(format!("killed by {name}{}", if s.core_dumped() { " (core dumped)" } else { "" }))
 }
 
 fn clip(s: &str) -> String {
@@ -324,71 +248,41 @@ mod tests {
             warmup_nanos: 1,
             iterations: 2,
             iteration_nanos: 1,
+            database_url: String::new(),
         }
     }
 
     fn progress(t: &Task) -> Progress<'_> {
         let fork = Fork::pending(0, None);
-        Progress {
-            fork,
-            task: t,
-            hello: false,
-            verified_after: false,
-            done: false,
-            failure: None,
-        }
+        Progress { fork, task: t, hello: false, verified_after: false, done: false, failure: None }
     }
 
     fn hello(protocol: u32) -> Message {
-        Message::Hello {
-            protocol,
-            pid: 42,
-            harness_version: "x".into(),
-        }
+        Message::Hello { protocol, pid: 42, harness_version: "x".into() }
     }
 
     #[test]
     fn protocol_mismatch_is_named() {
         let t = task();
-        let e = progress(&t)
-            .apply(&hello(PROTOCOL_VERSION + 1))
-            .unwrap_err();
-        assert!(
-            e.contains(&format!("worker speaks protocol {}", PROTOCOL_VERSION + 1)),
-            "{e}"
-        );
+        let e = progress(&t).apply(&hello(PROTOCOL_VERSION + 1)).unwrap_err();
+        assert!(e.contains(&format!("worker speaks protocol {}", PROTOCOL_VERSION + 1)), "{e}");
     }
 
     #[test]
     fn messages_must_come_in_order() {
         let t = task();
         let mut p = progress(&t);
-        assert!(
-            p.apply(&Message::Done)
-                .unwrap_err()
-                .contains("first message must be hello")
-        );
+        assert!(p.apply(&Message::Done).unwrap_err().contains("first message must be hello"));
         p.apply(&hello(PROTOCOL_VERSION)).unwrap();
         assert_eq!(p.fork.pid, Some(42));
-        let it = |kind, index| Message::Iteration {
-            kind,
-            index,
-            ops: 1,
-            nanos: 1,
-        };
+        let it = |kind, index| Message::Iteration { kind, index, ops: 1, nanos: 1 };
         assert!(p.apply(&it(IterationKind::Measure, 1)).is_err());
         p.apply(&it(IterationKind::Warmup, 0)).unwrap();
-        assert!(
-            p.apply(&it(IterationKind::Warmup, 1)).is_err(),
-            "only one warmup iteration was asked for"
-        );
+        assert!(p.apply(&it(IterationKind::Warmup, 1)).is_err(), "only one warmup iteration was asked for");
         p.apply(&it(IterationKind::Measure, 0)).unwrap();
         assert!(p.apply(&Message::Done).is_err());
         p.apply(&it(IterationKind::Measure, 1)).unwrap();
-        p.apply(&Message::Verified {
-            phase: VerifyPhase::After,
-        })
-        .unwrap();
+        p.apply(&Message::Verified { phase: VerifyPhase::After }).unwrap();
         p.apply(&Message::Done).unwrap();
         assert!(p.done);
     }
@@ -397,22 +291,9 @@ mod tests {
     fn exit_statuses_are_described() {
         let code = |c: i32| ExitStatus::from_raw(c << 8);
         assert_eq!(exit_failure(code(0), true, 2, 2), None);
-        assert!(
-            exit_failure(code(0), false, 1, 2)
-                .unwrap()
-                .1
-                .contains("after 1 of 2")
-        );
-        assert!(
-            exit_failure(code(101), false, 0, 2)
-                .unwrap()
-                .1
-                .contains("panicked")
-        );
+        assert!(exit_failure(code(0), false, 1, 2).unwrap().1.contains("after 1 of 2"));
+        assert!(exit_failure(code(101), false, 0, 2).unwrap().1.contains("panicked"));
         let segv = exit_failure(ExitStatus::from_raw(libc::SIGSEGV), false, 0, 2).unwrap();
-        assert_eq!(
-            (segv.0, segv.1.as_str()),
-            (FailureKind::Signal, "killed by SIGSEGV")
-        );
+        assert_eq!((segv.0, segv.1.as_str()), (FailureKind::Signal, "killed by SIGSEGV"));
     }
 }

@@ -8,10 +8,7 @@ pub mod spawn;
 use crate::plan::Case;
 use crate::progress::Progress;
 use crate::protocol::{Message, PROTOCOL_VERSION, Task};
-use crate::report::{
-    Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, Report, RunStatus, Score,
-    write,
-};
+use crate::report::{Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, Report, RunStatus, Score, write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -25,17 +22,14 @@ pub struct RunContext<'a> {
     pub out: &'a Path,
     /// Settings every case runs with.
     pub settings: CaseSettings,
+    /// PostgreSQL URL handed to the workers.
+    pub database_url: String,
     /// Set by Ctrl-C / SIGTERM.
     pub stop: &'a AtomicBool,
 }
 
 /// Runs `cases` into `report`, writing it after every fork; returns the final report.
-pub fn run(
-    cases: &[Case],
-    mut report: Report,
-    ctx: &RunContext<'_>,
-    progress: &Progress,
-) -> anyhow::Result<Report> {
+pub fn run(cases: &[Case], mut report: Report, ctx: &RunContext<'_>, progress: &Progress) -> anyhow::Result<Report> {
     write::write_atomic(ctx.out, &report)?;
     let forks = ctx.settings.forks;
     'cases: for (case_index, case) in cases.iter().enumerate() {
@@ -45,7 +39,7 @@ pub fn run(
                 break 'cases;
             }
             progress.fork_started(&label, case_index, fork_index, forks);
-            let task = task(case, fork_index, &ctx.settings);
+            let task = task(case, fork_index, ctx);
             let mut shape = None;
             let fork = run_fork(ctx, &task, &mut |m| {
                 if let Message::Calibrated { shape: s, .. } = m {
@@ -54,28 +48,22 @@ pub fn run(
                 progress.message(&label, m);
             });
             if let Some(f) = &fork.failure {
-                progress.warn(&format!(
-                    "{label} fork {fork_index}: {:?}: {}",
-                    f.kind, f.message
-                ));
+                progress.warn(&format!("{label} fork {fork_index}: {:?}: {}", f.kind, f.message));
             }
             progress.fork_finished(&label, &fork, forks);
             record(&mut report, case, &ctx.settings, fork, shape);
             write::write_atomic(ctx.out, &report)?;
         }
     }
-    report.status = if ctx.stop.load(Ordering::SeqCst) {
-        RunStatus::Interrupted
-    } else {
-        RunStatus::Complete
-    };
+    report.status = if ctx.stop.load(Ordering::SeqCst) { RunStatus::Interrupted } else { RunStatus::Complete };
     report.meta.finish();
     write::write_atomic(ctx.out, &report)?;
     progress.finish();
     Ok(report)
 }
 
-fn task(case: &Case, fork_index: u32, s: &CaseSettings) -> Task {
+fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>) -> Task {
+    let s = &ctx.settings;
     Task {
         protocol: PROTOCOL_VERSION,
         workload: case.def.name.to_string(),
@@ -85,6 +73,7 @@ fn task(case: &Case, fork_index: u32, s: &CaseSettings) -> Task {
         warmup_nanos: s.warmup_nanos,
         iterations: s.iterations,
         iteration_nanos: s.iteration_nanos,
+        database_url: ctx.database_url.clone(),
     }
 }
 
@@ -104,13 +93,7 @@ fn run_fork(ctx: &RunContext<'_>, task: &Task, on_message: &mut dyn FnMut(&Messa
 }
 
 /// Adds `fork` to the case's entry (creating it with the first fork) and rescores it.
-fn record(
-    report: &mut Report,
-    case: &Case,
-    settings: &CaseSettings,
-    fork: Fork,
-    shape: Option<String>,
-) {
+fn record(report: &mut Report, case: &Case, settings: &CaseSettings, fork: Fork, shape: Option<String>) {
     let fresh = fork.index == 0;
     if fresh {
         report.benchmarks.push(Benchmark {
@@ -132,8 +115,5 @@ fn record(
 
 /// True when any fork of any case failed.
 pub fn any_failed(report: &Report) -> bool {
-    report
-        .benchmarks
-        .iter()
-        .any(|b| b.forks.iter().any(|f| f.status != ForkStatus::Ok))
+    report.benchmarks.iter().any(|b| b.forks.iter().any(|f| f.status != ForkStatus::Ok))
 }

@@ -25,8 +25,6 @@ pub const ENV_WHITELIST: &[&str] = &[
     "TMPDIR",
     "RUST_BACKTRACE",
     "RUST_LIB_BACKTRACE",
-    "DATABASE_URL",
-    "REDIS_URL",
 ];
 
 /// Longest line accepted on the result pipe.
@@ -93,16 +91,11 @@ impl Worker {
 
 /// Starts `exe __worker`, hands it `task` on stdin, and starts the reader threads.
 pub fn spawn(exe: &Path, task: &Task) -> std::io::Result<Worker> {
-    let (read_end, write_end): (OwnedFd, OwnedFd) =
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    let (read_end, write_end): (OwnedFd, OwnedFd) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
     let mut cmd = Command::new(exe);
     cmd.arg("__worker")
         .env_clear()
-        .envs(
-            ENV_WHITELIST
-                .iter()
-                .filter_map(|k| std::env::var_os(k).map(|v| (k, v))),
-        )
+        .envs(ENV_WHITELIST.iter().filter_map(|k| std::env::var_os(k).map(|v| (k, v))))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -123,12 +116,7 @@ pub fn spawn(exe: &Path, task: &Task) -> std::io::Result<Worker> {
     let stdout = drain(child.stdout.take().expect("piped stdout"));
     let stderr = drain(child.stderr.take().expect("piped stderr"));
     let events = read_lines(std::fs::File::from(read_end));
-    Ok(Worker {
-        child,
-        events,
-        stderr,
-        stdout,
-    })
+    Ok(Worker { child, events, stderr, stdout })
 }
 
 /// In the child: put the result pipe on fd 3, die with the parent.
@@ -174,10 +162,7 @@ fn read_lines(file: std::fs::File) -> Receiver<PipeEvent> {
         let mut reader = BufReader::new(file);
         loop {
             let mut buf = Vec::new();
-            let n = match (&mut reader)
-                .take(MAX_LINE as u64 + 1)
-                .read_until(b'\n', &mut buf)
-            {
+            let n = match (&mut reader).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut buf) {
                 Ok(n) => n,
                 Err(e) => {
                     let _ = tx.send(PipeEvent::Garbled(format!("read error: {e}")));
@@ -189,11 +174,7 @@ fn read_lines(file: std::fs::File) -> Receiver<PipeEvent> {
                 break;
             }
             if buf.last() != Some(&b'\n') {
-                let why = if buf.len() > MAX_LINE {
-                    "a line over 1 MiB"
-                } else {
-                    "an unterminated line"
-                };
+                let why = if buf.len() > MAX_LINE { "a line over 1 MiB" } else { "an unterminated line" };
                 let _ = tx.send(PipeEvent::Garbled(why.into()));
                 break;
             }

@@ -33,19 +33,8 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     let mean = v.iter().sum::<f64>() / n as f64;
-    let median = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
-    Some(Summary {
-        n,
-        mean,
-        median,
-        stdev: stdev(&v, mean),
-        min: v[0],
-        max: v[n - 1],
-    })
+    let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+    Some(Summary { n, mean, median, stdev: stdev(&v, mean), min: v[0], max: v[n - 1] })
 }
 
 /// Sample standard deviation around `mean`; NaN for fewer than two values.

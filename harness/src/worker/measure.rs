@@ -43,11 +43,8 @@ pub fn calibrate(bench: &mut dyn Bench, target: Duration) -> u64 {
         if elapsed >= target || n >= MAX_BATCH {
             return n;
         }
-        let factor = if elapsed.is_zero() {
-            16.0
-        } else {
-            (target.as_secs_f64() / elapsed.as_secs_f64()).clamp(2.0, 16.0)
-        };
+        let factor =
+            if elapsed.is_zero() { 16.0 } else { (target.as_secs_f64() / elapsed.as_secs_f64()).clamp(2.0, 16.0) };
         n = ((n as f64 * factor).ceil() as u64).min(MAX_BATCH);
     }
 }
@@ -86,30 +83,15 @@ mod tests {
 
     #[test]
     fn batch_target_respects_clock_floor_and_iteration() {
-        assert_eq!(
-            batch_target(Duration::from_secs(1), 25.0),
-            Duration::from_millis(1)
-        );
-        assert_eq!(
-            batch_target(Duration::from_millis(100), 25.0),
-            Duration::from_micros(100)
-        );
+        assert_eq!(batch_target(Duration::from_secs(1), 25.0), Duration::from_millis(1));
+        assert_eq!(batch_target(Duration::from_millis(100), 25.0), Duration::from_micros(100));
         // Tiny iterations still keep the clock under 1% of a batch.
-        assert_eq!(
-            batch_target(Duration::from_micros(10), 25.0),
-            Duration::from_nanos(2500)
-        );
+        assert_eq!(batch_target(Duration::from_micros(10), 25.0), Duration::from_nanos(2500));
     }
 
     #[test]
     fn slow_ops_get_batch_of_one() {
-        assert_eq!(
-            calibrate(
-                &mut Sleepy(Duration::from_millis(2)),
-                Duration::from_millis(1)
-            ),
-            1
-        );
+        assert_eq!(calibrate(&mut Sleepy(Duration::from_millis(2)), Duration::from_millis(1)), 1);
     }
 
     #[test]

@@ -5,9 +5,7 @@
 
 pub mod measure;
 
-use crate::protocol::{
-    IterationKind, Message, PROTOCOL_VERSION, RESULT_FD, Stage, Task, VerifyPhase,
-};
+use crate::protocol::{IterationKind, Message, PROTOCOL_VERSION, RESULT_FD, Stage, Task, VerifyPhase};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::FromRawFd;
@@ -71,15 +69,9 @@ fn report_panics() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "non-string payload".into());
-        let place = info
-            .location()
-            .map_or(String::new(), |l| format!(" at {}:{}", l.file(), l.line()));
+        let place = info.location().map_or(String::new(), |l| format!(" at {}:{}", l.file(), l.line()));
         let message = format!("panicked{place}: {what}").replace('\n', " ");
-        let mut line = serde_json::to_vec(&Message::Error {
-            stage: Stage::Panic,
-            message,
-        })
-        .unwrap_or_default();
+        let mut line = serde_json::to_vec(&Message::Error { stage: Stage::Panic, message }).unwrap_or_default();
         line.push(b'\n');
         // SAFETY: fd RESULT_FD stays open for the worker's life; ManuallyDrop never closes it.
         let mut pipe = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(RESULT_FD) });
@@ -102,14 +94,12 @@ fn read_task() -> anyhow::Result<Task> {
 
 fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     let Some(def) = registry::find(&task.workload) else {
-        return ch.fail(
-            Stage::Task,
-            &anyhow::anyhow!("no workload '{}' in this build", task.workload),
-        );
+        return ch.fail(Stage::Task, &anyhow::anyhow!("no workload '{}' in this build", task.workload));
     };
     let ctx = SetupContext {
         params: Params(task.params.clone()),
         fork_index: task.fork_index,
+        database_url: task.database_url.clone(),
     };
     let prepared = match (def.setup)(&ctx) {
         Ok(p) => p,
@@ -118,9 +108,7 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     if let Err(e) = prepared.verify(Phase::Before) {
         return ch.fail(Stage::Verify, &e.context("check before measuring"));
     }
-    ch.send(&Message::Verified {
-        phase: VerifyPhase::Before,
-    });
+    ch.send(&Message::Verified { phase: VerifyPhase::Before });
     let mut bench = match prepared.bench(0) {
         Ok(b) => b,
         Err(e) => return ch.fail(Stage::Setup, &e),
@@ -136,22 +124,13 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     });
 
     let phases = [
-        (
-            IterationKind::Warmup,
-            task.warmup_iterations,
-            Duration::from_nanos(task.warmup_nanos),
-        ),
+        (IterationKind::Warmup, task.warmup_iterations, Duration::from_nanos(task.warmup_nanos)),
         (IterationKind::Measure, task.iterations, iteration_time),
     ];
     for (kind, count, time) in phases {
         for index in 0..count {
             let (ops, nanos) = measure::iteration(bench.as_mut(), batch, time);
-            ch.send(&Message::Iteration {
-                kind,
-                index,
-                ops,
-                nanos,
-            });
+            ch.send(&Message::Iteration { kind, index, ops, nanos });
         }
     }
     drop(bench);
@@ -159,9 +138,7 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     if let Err(e) = prepared.verify(Phase::After) {
         return ch.fail(Stage::Verify, &e.context("check after measuring"));
     }
-    ch.send(&Message::Verified {
-        phase: VerifyPhase::After,
-    });
+    ch.send(&Message::Verified { phase: VerifyPhase::After });
     if let Err(e) = prepared.teardown() {
         return ch.fail(Stage::Teardown, &e);
     }

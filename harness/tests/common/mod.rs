@@ -32,22 +32,14 @@ pub fn report_path() -> (tempfile::TempDir, PathBuf) {
 /// Runs `harness run <args> --out <tmp> --quiet`; returns the output and the parsed report.
 pub fn run(args: &[&str]) -> (Output, Value) {
     let (_dir, path) = report_path();
-    let out = harness()
-        .arg("run")
-        .args(args)
-        .arg("--out")
-        .arg(&path)
-        .arg("--quiet")
-        .output()
-        .unwrap();
+    let out = harness().arg("run").args(args).arg("--out").arg(&path).arg("--quiet").output().unwrap();
     let report = read_report(&path);
     (out, report)
 }
 
 /// Parses a report file (panics with its text when it is not JSON).
 pub fn read_report(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("no report at {}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("no report at {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("report is not JSON ({e}): {text}"))
 }
 
@@ -69,9 +61,7 @@ pub fn code(out: &Output) -> i32 {
 /// Whether process `pid` is alive (a zombie counts as gone).
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
         Err(_) => false,
     }
 }
@@ -86,10 +76,8 @@ pub fn children(pid: u32) -> Vec<u32> {
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
             continue;
         };
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, r)| r.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
+        let ppid =
+            stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1)).and_then(|p| p.parse::<u32>().ok());
         if ppid == Some(pid) {
             out.push(child);
         }

@@ -9,9 +9,7 @@ pub fn redact(text: &str) -> String {
         let (head, tail) = rest.split_at(pos + 3);
         out.push_str(head);
         // The authority ends at the first '/', '?', '#' or whitespace; its userinfo at the last '@'.
-        let end = tail
-            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
-            .unwrap_or(tail.len());
+        let end = tail.find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace()).unwrap_or(tail.len());
         let authority = &tail[..end];
         match authority.rfind('@') {
             Some(at) => {
@@ -39,14 +37,8 @@ mod tests {
 
     #[test]
     fn passwords_are_redacted_users_and_hosts_kept() {
-        assert_eq!(
-            redact("postgres://bob:s3cret@db:5432/test"),
-            "postgres://bob:***@db:5432/test"
-        );
-        assert_eq!(
-            redact("redis://:hunter2@127.0.0.1:6379"),
-            "redis://:***@127.0.0.1:6379"
-        );
+        assert_eq!(redact("postgres://bob:s3cret@db:5432/test"), "postgres://bob:***@db:5432/test");
+        assert_eq!(redact("redis://:hunter2@127.0.0.1:6379"), "redis://:***@127.0.0.1:6379");
         assert_eq!(
             redact("--redis-url=redis://u:p@h/0 and postgres://x:y@z"),
             "--redis-url=redis://u:***@h/0 and postgres://x:***@z"
@@ -56,13 +48,7 @@ mod tests {
 
     #[test]
     fn text_without_credentials_is_unchanged() {
-        for s in [
-            "postgres://postgres@127.0.0.1:5432/test",
-            "redis://127.0.0.1:6379",
-            "plain text",
-            "a://",
-            "x@y:z",
-        ] {
+        for s in ["postgres://postgres@127.0.0.1:5432/test", "redis://127.0.0.1:6379", "plain text", "a://", "x@y:z"] {
             assert_eq!(redact(s), s);
         }
     }

@@ -1,0 +1,148 @@
+//! The SQLite fixture, shared by every pooled connection of the fork (`sqlite::memory:` would
+//! give each connection its own empty database). Two storages:
+//! - [`Storage::Memory`] (`db=sqlite`): an in-memory database on SQLite's `memdb` VFS, which every
+//!   connection of the process opens by name — the embedded default, as fast as `:memory:`;
+//! - [`Storage::File`] (`db=sqlite_file`): a database file in WAL mode in a temp dir, where every
+//!   transaction also pays for the file locks (about 3-4x slower on the development machine).
+
+use super::{SEED_PLACEHOLDERS, SEED_VALUES, SELECT_BY_ID};
+use anyhow::Context;
+use rusqlite::{Connection, OpenFlags};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// Where the database lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    /// In memory, on the `memdb` VFS, shared by name within the process.
+    Memory,
+    /// A file in WAL mode.
+    File,
+}
+
+/// Opens connections to one database for an r2d2 pool.
+#[derive(Debug)]
+pub struct SqliteManager {
+    path: PathBuf,
+    storage: Storage,
+}
+
+impl r2d2::ManageConnection for SqliteManager {
+    type Connection = Connection;
+    type Error = rusqlite::Error;
+
+    fn connect(&self) -> Result<Connection, rusqlite::Error> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = match self.storage {
+            Storage::Memory => Connection::open_with_flags_and_vfs(&self.path, flags, "memdb")?,
+            Storage::File => Connection::open_with_flags(&self.path, flags)?,
+        };
+        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.set_prepared_statement_cache_capacity(16);
+        Ok(conn)
+    }
+
+    fn is_valid(&self, conn: &mut Connection) -> Result<(), rusqlite::Error> {
+        conn.execute_batch("")
+    }
+
+    fn has_broken(&self, _: &mut Connection) -> bool {
+        false
+    }
+}
+
+/// A seeded database and a pool of connections to it.
+#[derive(Debug)]
+pub struct SqliteDb {
+    /// For [`Storage::File`]: removed with the file when the fixture is dropped.
+    _dir: Option<tempfile::TempDir>,
+    /// Keeps a `memdb` database alive while the fixture lives (it vanishes with its last connection).
+    _keeper: Mutex<Connection>,
+    path: PathBuf,
+    storage: Storage,
+    /// The pool.
+    pub pool: r2d2::Pool<SqliteManager>,
+}
+
+impl SqliteDb {
+    /// Creates the database, seeds `row_count` rows in one transaction, opens the pool.
+    pub fn create(storage: Storage, row_count: usize, pool_size: u32) -> anyhow::Result<SqliteDb> {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let (dir, path) = match storage {
+            Storage::Memory => {
+                let name = format!("/harness-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+                (None, PathBuf::from(name))
+            }
+            Storage::File => {
+                let dir = tempfile::Builder::new()
+                    .prefix("harness-sqlite-")
+                    .tempdir()
+                    .context("cannot create a temp dir for SQLite")?;
+                let path = dir.path().join("benchmark.db");
+                (Some(dir), path)
+            }
+        };
+        let manager = SqliteManager { path: path.clone(), storage };
+        let mut keeper = r2d2::ManageConnection::connect(&manager).context("cannot open the SQLite database")?;
+        seed(&mut keeper, storage, row_count).context("cannot seed the SQLite database")?;
+        let pool = r2d2::Pool::builder()
+            .max_size(pool_size)
+            .test_on_check_out(false)
+            .connection_timeout(Duration::from_secs(5))
+            .build(manager)
+            .context("cannot open the SQLite pool")?;
+        Ok(SqliteDb { _dir: dir, _keeper: Mutex::new(keeper), path, storage, pool })
+    }
+
+    /// The database's name (`memdb`) or file path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where the database lives.
+    pub fn storage(&self) -> Storage {
+        self.storage
+    }
+}
+
+fn seed(conn: &mut Connection, storage: Storage, row_count: usize) -> anyhow::Result<()> {
+    if storage == Storage::File {
+        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
+    }
+    conn.execute_batch(
+        "CREATE TABLE benchmark_users (
+             id INTEGER PRIMARY KEY,
+             username VARCHAR(128) NOT NULL,
+             email VARCHAR(192) NOT NULL,
+             age INTEGER NOT NULL
+         );",
+    )?;
+    let tx = conn.transaction()?;
+    {
+        let mut insert = tx.prepare(SEED_PLACEHOLDERS)?;
+        for _ in 0..row_count {
+            insert.execute([])?;
+        }
+    }
+    tx.execute_batch(SEED_VALUES)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// One op: `BEGIN`, the count of one id, `COMMIT`, all as cached prepared statements.
+pub fn select_in_tx(conn: &Connection, id: i64) -> rusqlite::Result<i64> {
+    conn.prepare_cached("BEGIN")?.execute([])?;
+    let counted = conn.prepare_cached(SELECT_BY_ID)?.query_row([id], |row| row.get(0));
+    match counted {
+        Ok(n) => {
+            conn.prepare_cached("COMMIT")?.execute([])?;
+            Ok(n)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
