@@ -165,3 +165,37 @@ fn worker_mode_refuses_to_run_by_hand() {
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("started by `harness run`"));
 }
+
+#[test]
+fn unreachable_postgres_fails_the_case_and_never_shows_the_password() {
+    let (_dir, path) = report_path();
+    let out = harness()
+        .args(["run", "sql", "-f", "^sql/thread", "-p", "db=postgres", "-p", "row_count=10", "--warmup", "0"])
+        .args([
+            "--iterations",
+            "1",
+            "--time",
+            "20ms",
+            "--quiet",
+            "--database-url",
+            "postgres://bench:s3cret@127.0.0.1:1/test",
+        ])
+        .arg("--out")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(code(&out), 1, "{err}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("s3cret") && !err.contains("s3cret"), "password leaked:\n{err}\n{text}");
+    let report = read_report(&path);
+    let case = &report["benchmarks"][0];
+    assert!(case["score"].is_null(), "no substitute result");
+    let failure = &case["forks"][0]["failure"];
+    assert_eq!(failure["kind"], "setup");
+    let message = failure["message"].as_str().unwrap();
+    assert!(message.contains("cannot connect to PostgreSQL at postgres://bench:***@127.0.0.1:1/test"), "{message}");
+    assert!(message.contains("start PostgreSQL or pass --database-url"), "{message}");
+    assert_eq!(report["meta"]["settings"]["database_url"], "postgres://bench:***@127.0.0.1:1/test");
+    assert!(err.contains("postgres://bench:***@127.0.0.1:1/test"), "{err}");
+}

@@ -141,7 +141,7 @@ impl SyncDb {
     /// One op: check a connection out of the pool and run the select-by-id transaction.
     pub fn select_by_id(&self, id: i64) -> anyhow::Result<i64> {
         Ok(match self {
-            SyncDb::Sqlite(db) => sqlite::select_in_tx(&*db.pool.get()?, id)?,
+            SyncDb::Sqlite(db) => sqlite::select_in_tx(&mut *db.pool.get()?, id)?,
             SyncDb::Postgres(db) => postgres::select_in_tx(&mut *db.pool.get()?, id)?,
         })
     }
@@ -156,7 +156,7 @@ impl SyncDb {
         Ok(match self {
             SyncDb::Sqlite(db) => {
                 let conn = db.pool.get()?;
-                let mut stmt = conn.prepare(sql)?;
+                let mut stmt = conn.borrow_owner().prepare(sql)?;
                 stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
             }
             SyncDb::Postgres(db) => db.pool.get()?.client.query(sql, &[])?.iter().map(|r| r.get(0)).collect(),
@@ -167,8 +167,8 @@ impl SyncDb {
     pub fn execute_in_tx(&self, sql: &str, commit: bool) -> anyhow::Result<()> {
         match self {
             SyncDb::Sqlite(db) => {
-                let mut conn = db.pool.get()?;
-                let tx = conn.transaction()?;
+                let conn = db.pool.get()?;
+                let tx = conn.borrow_owner().unchecked_transaction()?;
                 tx.execute_batch(sql)?;
                 if commit { tx.commit()? } else { tx.rollback()? }
             }

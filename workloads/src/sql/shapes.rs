@@ -30,6 +30,16 @@ impl ThreadSelect {
     pub fn select(&self, id: i64) -> anyhow::Result<i64> {
         self.db.select_by_id(id)
     }
+
+    /// The seeded table.
+    pub fn fixture(&self) -> &SyncDb {
+        &self.db
+    }
+
+    /// The seeded ids.
+    pub fn ids(&self) -> &[i64] {
+        &self.ids
+    }
 }
 
 impl Workload for ThreadSelect {
@@ -74,6 +84,11 @@ impl SpawnBlockingSelect {
     /// One transaction for `id`, as the op runs it.
     pub fn select(&self, id: i64) -> anyhow::Result<i64> {
         self.runtime.block_on(self.dispatch(id))
+    }
+
+    /// The seeded table.
+    pub fn fixture(&self) -> &SyncDb {
+        &self.db
     }
 }
 
@@ -206,6 +221,11 @@ impl AsyncSelect {
     /// One transaction for `id`, as the op runs it.
     pub fn select(&self, id: i64) -> anyhow::Result<i64> {
         self.runtime.block_on(self.pool.select_by_id(id))
+    }
+
+    /// The seeded table.
+    pub fn fixture(&self) -> &SyncDb {
+        &self.fixture
     }
 }
 

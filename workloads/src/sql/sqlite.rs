@@ -7,7 +7,7 @@
 
 use super::{SEED_PLACEHOLDERS, SEED_VALUES, SELECT_BY_ID};
 use anyhow::Context;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, Statement};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -22,6 +22,34 @@ pub enum Storage {
     File,
 }
 
+/// The op's three statements, prepared once on their connection (no per-op cache lookup).
+pub struct Statements<'c> {
+    begin: Statement<'c>,
+    select: Statement<'c>,
+    commit: Statement<'c>,
+}
+
+self_cell::self_cell!(
+    /// A pooled connection with the op's statements prepared on it.
+    pub struct PreparedConn {
+        owner: Connection,
+        #[covariant]
+        dependent: Statements,
+    }
+);
+
+// SAFETY: the statements borrow only the owner connection and never leave the cell, so moving
+// the cell moves a connection together with its own statements, as moving a `Connection` with
+// its statement cache does (rusqlite's `StatementCache` is `Send` on the same ground). The cell
+// is never shared between threads (it is not `Sync`).
+unsafe impl Send for PreparedConn {}
+
+impl std::fmt::Debug for PreparedConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PreparedConn")
+    }
+}
+
 /// Opens connections to one database for an r2d2 pool.
 #[derive(Debug)]
 pub struct SqliteManager {
@@ -29,26 +57,38 @@ pub struct SqliteManager {
     storage: Storage,
 }
 
-impl r2d2::ManageConnection for SqliteManager {
-    type Connection = Connection;
-    type Error = rusqlite::Error;
-
-    fn connect(&self) -> Result<Connection, rusqlite::Error> {
+impl SqliteManager {
+    fn open(&self) -> Result<Connection, rusqlite::Error> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = match self.storage {
             Storage::Memory => Connection::open_with_flags_and_vfs(&self.path, flags, "memdb")?,
             Storage::File => Connection::open_with_flags(&self.path, flags)?,
         };
         conn.busy_timeout(Duration::from_secs(5))?;
-        conn.set_prepared_statement_cache_capacity(16);
         Ok(conn)
     }
+}
 
-    fn is_valid(&self, conn: &mut Connection) -> Result<(), rusqlite::Error> {
-        conn.execute_batch("")
+impl r2d2::ManageConnection for SqliteManager {
+    type Connection = PreparedConn;
+    type Error = rusqlite::Error;
+
+    /// Opens a connection and prepares the op's statements (the table must exist).
+    fn connect(&self) -> Result<PreparedConn, rusqlite::Error> {
+        PreparedConn::try_new(self.open()?, |c| {
+            Ok(Statements {
+                begin: c.prepare("BEGIN")?,
+                select: c.prepare(SELECT_BY_ID)?,
+                commit: c.prepare("COMMIT")?,
+            })
+        })
     }
 
-    fn has_broken(&self, _: &mut Connection) -> bool {
+    fn is_valid(&self, conn: &mut PreparedConn) -> Result<(), rusqlite::Error> {
+        conn.borrow_owner().execute_batch("")
+    }
+
+    fn has_broken(&self, _: &mut PreparedConn) -> bool {
         false
     }
 }
@@ -85,7 +125,7 @@ impl SqliteDb {
             }
         };
         let manager = SqliteManager { path: path.clone(), storage };
-        let mut keeper = r2d2::ManageConnection::connect(&manager).context("cannot open the SQLite database")?;
+        let mut keeper = manager.open().context("cannot open the SQLite database")?;
         seed(&mut keeper, storage, row_count).context("cannot seed the SQLite database")?;
         let pool = r2d2::Pool::builder()
             .max_size(pool_size)
@@ -131,18 +171,14 @@ fn seed(conn: &mut Connection, storage: Storage, row_count: usize) -> anyhow::Re
     Ok(())
 }
 
-/// One op: `BEGIN`, the count of one id, `COMMIT`, all as cached prepared statements.
-pub fn select_in_tx(conn: &Connection, id: i64) -> rusqlite::Result<i64> {
-    conn.prepare_cached("BEGIN")?.execute([])?;
-    let counted = conn.prepare_cached(SELECT_BY_ID)?.query_row([id], |row| row.get(0));
-    match counted {
-        Ok(n) => {
-            conn.prepare_cached("COMMIT")?.execute([])?;
-            Ok(n)
+/// One op: `BEGIN`, the count of one id, `COMMIT`, on the connection's prepared statements.
+pub fn select_in_tx(conn: &mut PreparedConn, id: i64) -> rusqlite::Result<i64> {
+    conn.with_dependent_mut(|owner, st| {
+        st.begin.execute([])?;
+        let counted = st.select.query_row([id], |row| row.get(0)).and_then(|n| st.commit.execute([]).map(|_| n));
+        if counted.is_err() && !owner.is_autocommit() {
+            let _ = owner.execute_batch("ROLLBACK");
         }
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            Err(e)
-        }
-    }
+        counted
+    })
 }

@@ -1,0 +1,35 @@
+//! Shared by the workload correctness tests: which servers are reachable.
+//!
+//! A test that needs a server fails under `CI=true` when it is unreachable (`.ci/run` must have
+//! started it), and elsewhere says clearly that it was skipped.
+#![allow(dead_code)]
+
+use workloads::redact::redact;
+use workloads::registry::DEFAULT_DATABASE_URL;
+
+/// The PostgreSQL URL the tests use: `DATABASE_URL` or the default.
+pub fn database_url() -> String {
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_DATABASE_URL.into())
+}
+
+/// Whether this run is CI.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// `Some(url)` when PostgreSQL answers; `None` (with a SKIPPED line) outside CI; a panic in CI.
+pub fn postgres() -> Option<String> {
+    let url = database_url();
+    let mut config: postgres::Config = url.parse().expect("DATABASE_URL parses");
+    config.connect_timeout(std::time::Duration::from_secs(3));
+    match config.connect(postgres::NoTls) {
+        Ok(_) => Some(url),
+        Err(e) if in_ci() => {
+            panic!("PostgreSQL is unreachable at {} with CI=true ({e}): .ci/run must start it", redact(&url))
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: PostgreSQL is unreachable at {} ({e}); start it to run this test", redact(&url));
+            None
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! Correctness of the SQL workloads on real databases: rows returned, seeding, commit and
+//! rollback, pooled connections sharing data, and the three shapes agreeing.
+
+mod common;
+
+use workloads::sql::{
+    AsyncSelect, Backend, SpawnBlockingSelect, SqlConfig, SyncDb, ThreadSelect, check, sqlite::Storage,
+};
+
+const ROWS: usize = 60;
+
+/// Every backend reachable here: both SQLite storages, and PostgreSQL when it answers.
+fn configs() -> Vec<SqlConfig> {
+    let cfg = |backend, database_url: String| SqlConfig { backend, row_count: ROWS, pool_size: 3, database_url };
+    let mut all =
+        vec![cfg(Backend::Sqlite(Storage::Memory), String::new()), cfg(Backend::Sqlite(Storage::File), String::new())];
+    if let Some(url) = common::postgres() {
+        all.push(cfg(Backend::Postgres, url));
+    }
+    all
+}
+
+fn count(db: &SyncDb) -> i64 {
+    db.query_ids("SELECT COUNT(*) FROM benchmark_users").unwrap()[0]
+}
+
+const INSERT: &str = "INSERT INTO benchmark_users (username, email, age) VALUES ('extra', 'extra@example.test', 1)";
+
+#[test]
+fn every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree() {
+    for cfg in configs() {
+        let thread = ThreadSelect::create(&cfg).unwrap();
+        let spawn = SpawnBlockingSelect::create(&cfg).unwrap();
+        let asynchronous = AsyncSelect::create(&cfg).unwrap();
+        let ids = thread.ids().to_vec();
+        assert_eq!(ids, (1..=ROWS as i64).collect::<Vec<_>>(), "{:?}", cfg.backend);
+        let probe: Vec<i64> = ids.iter().copied().chain([0, -1, ROWS as i64 + 1, i64::MAX]).collect();
+        let results = |select: &dyn Fn(i64) -> anyhow::Result<i64>| -> Vec<i64> {
+            probe.iter().map(|&id| select(id).unwrap()).collect()
+        };
+        let by_thread = results(&|id| thread.select(id));
+        let expected: Vec<i64> = probe.iter().map(|&id| i64::from((1..=ROWS as i64).contains(&id))).collect();
+        assert_eq!(by_thread, expected, "{:?}", cfg.backend);
+        assert_eq!(results(&|id| spawn.select(id)), by_thread, "{:?} spawn_blocking", cfg.backend);
+        assert_eq!(results(&|id| asynchronous.select(id)), by_thread, "{:?} async", cfg.backend);
+        for w in [thread.fixture(), spawn.fixture(), asynchronous.fixture()] {
+            w.teardown().unwrap();
+        }
+    }
+}
+
+#[test]
+fn seeding_leaves_exactly_row_count_rows_with_their_values() {
+    for cfg in configs() {
+        let db = SyncDb::create(&cfg).unwrap();
+        assert_eq!(count(&db), ROWS as i64);
+        let ids = db.ids().unwrap();
+        check(&db, ROWS, &ids, |id| db.select_by_id(id)).unwrap();
+        // The check notices a wrong count and a wrong value.
+        assert!(check(&db, ROWS + 1, &ids, |id| db.select_by_id(id)).is_err());
+        db.execute_in_tx("UPDATE benchmark_users SET age = 0 WHERE id = 7", true).unwrap();
+        let e = check(&db, ROWS, &ids, |id| db.select_by_id(id)).unwrap_err().to_string();
+        assert!(e.contains("do not hold their seeded values"), "{e}");
+        db.teardown().unwrap();
+    }
+}
+
+#[test]
+fn rollback_leaves_no_trace_and_commit_persists() {
+    for cfg in configs() {
+        let db = SyncDb::create(&cfg).unwrap();
+        db.execute_in_tx(INSERT, false).unwrap();
+        assert_eq!(count(&db), ROWS as i64, "{:?}: rolled-back insert visible", cfg.backend);
+        db.execute_in_tx(INSERT, true).unwrap();
+        assert_eq!(count(&db), ROWS as i64 + 1, "{:?}: committed insert lost", cfg.backend);
+        db.teardown().unwrap();
+    }
+}
+
+#[test]
+fn all_pooled_connections_see_the_same_data() {
+    for cfg in configs() {
+        let asynchronous = AsyncSelect::create(&SqlConfig { pool_size: 1, ..cfg.clone() }).unwrap();
+        let db = SyncDb::create(&cfg).unwrap();
+        // Hold every connection of the pool at once, so each count runs on a different one.
+        let counts: Vec<i64> = match &db {
+            SyncDb::Sqlite(s) => {
+                let held: Vec<_> = (0..cfg.pool_size).map(|_| s.pool.get().unwrap()).collect();
+                held.iter()
+                    .map(|c| {
+                        c.borrow_owner().query_row("SELECT COUNT(*) FROM benchmark_users", [], |r| r.get(0)).unwrap()
+                    })
+                    .collect()
+            }
+            SyncDb::Postgres(p) => {
+                let mut held: Vec<_> = (0..cfg.pool_size).map(|_| p.pool.get().unwrap()).collect();
+                held.iter_mut()
+                    .map(|c| c.client.query_one("SELECT COUNT(*) FROM benchmark_users", &[]).unwrap().get(0))
+                    .collect()
+            }
+        };
+        assert_eq!(counts, vec![ROWS as i64; cfg.pool_size as usize], "{:?}", cfg.backend);
+        db.teardown().unwrap();
+        // The sqlx pool reads what the blocking driver committed to the same database.
+        let new_id = ROWS as i64 + 1;
+        assert_eq!(asynchronous.select(new_id).unwrap(), 0);
+        asynchronous.fixture().execute_in_tx(INSERT, true).unwrap();
+        assert_eq!(asynchronous.select(new_id).unwrap(), 1, "{:?}: sqlx does not see the commit", cfg.backend);
+        asynchronous.fixture().teardown().unwrap();
+    }
+}
+
+#[test]
+fn in_memory_databases_of_two_fixtures_are_separate() {
+    let cfg = SqlConfig {
+        backend: Backend::Sqlite(Storage::Memory),
+        row_count: 5,
+        pool_size: 2,
+        database_url: String::new(),
+    };
+    let a = SyncDb::create(&cfg).unwrap();
+    let b = SyncDb::create(&SqlConfig { row_count: 9, ..cfg }).unwrap();
+    assert_eq!((count(&a), count(&b)), (5, 9));
+}
+
+#[test]
+fn postgres_schema_is_dropped_at_teardown() {
+    let Some(url) = common::postgres() else { return };
+    let cfg = SqlConfig { backend: Backend::Postgres, row_count: 3, pool_size: 1, database_url: url.clone() };
+    let db = SyncDb::create(&cfg).unwrap();
+    let SyncDb::Postgres(pg) = &db else { unreachable!() };
+    let schema = pg.schema.clone();
+    let mut probe = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let exists = |c: &mut postgres::Client| -> i64 {
+        c.query_one("SELECT COUNT(*) FROM pg_namespace WHERE nspname = $1", &[&schema]).unwrap().get(0)
+    };
+    assert_eq!(exists(&mut probe), 1);
+    db.teardown().unwrap();
+    assert_eq!(exists(&mut probe), 0);
+}
+
+#[test]
+fn unreachable_postgres_is_one_clear_line_with_the_password_redacted() {
+    let cfg = SqlConfig {
+        backend: Backend::Postgres,
+        row_count: 3,
+        pool_size: 1,
+        database_url: "postgres://bench:s3cret@127.0.0.1:1/test".into(),
+    };
+    let e = format!("{:#}", SyncDb::create(&cfg).err().expect("port 1 refuses"));
+    assert!(e.starts_with("cannot connect to PostgreSQL at postgres://bench:***@127.0.0.1:1/test: "), "{e}");
+    assert!(e.ends_with("start PostgreSQL or pass --database-url (or DATABASE_URL)"), "{e}");
+    assert!(!e.contains("s3cret") && !e.contains('\n'), "{e}");
+}
