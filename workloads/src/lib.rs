@@ -6,6 +6,7 @@
 //! *batch* of operations ([`Bench::run_batch`]), never one per operation.
 
 pub mod baseline;
+pub mod db;
 pub mod fault;
 pub mod params;
 pub mod redact;

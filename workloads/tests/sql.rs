@@ -3,15 +3,17 @@
 
 mod common;
 
-use workloads::sql::{
-    AsyncSelect, Backend, SpawnBlockingSelect, SqlConfig, SyncDb, ThreadSelect, check, sqlite::Storage,
-};
+use workloads::db::{Backend, Db, DbConfig, Storage};
+use workloads::sql::{AsyncSelect, SpawnBlockingSelect, SqlConfig, ThreadSelect, UsersDb, check};
 
 const ROWS: usize = 60;
 
 /// Every backend reachable here: both SQLite storages, and PostgreSQL when it answers.
 fn configs() -> Vec<SqlConfig> {
-    let cfg = |backend, database_url: String| SqlConfig { backend, row_count: ROWS, pool_size: 3, database_url };
+    let cfg = |backend, database_url: String| SqlConfig {
+        db: DbConfig { backend, pool_size: 3, database_url },
+        row_count: ROWS,
+    };
     let mut all =
         vec![cfg(Backend::Sqlite(Storage::Memory), String::new()), cfg(Backend::Sqlite(Storage::File), String::new())];
     if let Some(url) = common::postgres() {
@@ -20,8 +22,8 @@ fn configs() -> Vec<SqlConfig> {
     all
 }
 
-fn count(db: &SyncDb) -> i64 {
-    db.query_ids("SELECT COUNT(*) FROM benchmark_users").unwrap()[0]
+fn count(db: &Db) -> i64 {
+    db.query_i64s("SELECT COUNT(*) FROM benchmark_users").unwrap()[0]
 }
 
 const INSERT: &str = "INSERT INTO benchmark_users (username, email, age) VALUES ('extra', 'extra@example.test', 1)";
@@ -33,16 +35,16 @@ fn every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree() {
         let spawn = SpawnBlockingSelect::create(&cfg).unwrap();
         let asynchronous = AsyncSelect::create(&cfg).unwrap();
         let ids = thread.ids().to_vec();
-        assert_eq!(ids, (1..=ROWS as i64).collect::<Vec<_>>(), "{:?}", cfg.backend);
+        assert_eq!(ids, (1..=ROWS as i64).collect::<Vec<_>>(), "{:?}", cfg.db.backend);
         let probe: Vec<i64> = ids.iter().copied().chain([0, -1, ROWS as i64 + 1, i64::MAX]).collect();
         let results = |select: &dyn Fn(i64) -> anyhow::Result<i64>| -> Vec<i64> {
             probe.iter().map(|&id| select(id).unwrap()).collect()
         };
         let by_thread = results(&|id| thread.select(id));
         let expected: Vec<i64> = probe.iter().map(|&id| i64::from((1..=ROWS as i64).contains(&id))).collect();
-        assert_eq!(by_thread, expected, "{:?}", cfg.backend);
-        assert_eq!(results(&|id| spawn.select(id)), by_thread, "{:?} spawn_blocking", cfg.backend);
-        assert_eq!(results(&|id| asynchronous.select(id)), by_thread, "{:?} async", cfg.backend);
+        assert_eq!(by_thread, expected, "{:?}", cfg.db.backend);
+        assert_eq!(results(&|id| spawn.select(id)), by_thread, "{:?} spawn_blocking", cfg.db.backend);
+        assert_eq!(results(&|id| asynchronous.select(id)), by_thread, "{:?} async", cfg.db.backend);
         for w in [thread.fixture(), spawn.fixture(), asynchronous.fixture()] {
             w.teardown().unwrap();
         }
@@ -52,7 +54,7 @@ fn every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree() {
 #[test]
 fn seeding_leaves_exactly_row_count_rows_with_their_values() {
     for cfg in configs() {
-        let db = SyncDb::create(&cfg).unwrap();
+        let db = UsersDb::create(&cfg).unwrap();
         assert_eq!(count(&db), ROWS as i64);
         let ids = db.ids().unwrap();
         check(&db, ROWS, &ids, |id| db.select_by_id(id)).unwrap();
@@ -68,11 +70,11 @@ fn seeding_leaves_exactly_row_count_rows_with_their_values() {
 #[test]
 fn rollback_leaves_no_trace_and_commit_persists() {
     for cfg in configs() {
-        let db = SyncDb::create(&cfg).unwrap();
+        let db = UsersDb::create(&cfg).unwrap();
         db.execute_in_tx(INSERT, false).unwrap();
-        assert_eq!(count(&db), ROWS as i64, "{:?}: rolled-back insert visible", cfg.backend);
+        assert_eq!(count(&db), ROWS as i64, "{:?}: rolled-back insert visible", cfg.db.backend);
         db.execute_in_tx(INSERT, true).unwrap();
-        assert_eq!(count(&db), ROWS as i64 + 1, "{:?}: committed insert lost", cfg.backend);
+        assert_eq!(count(&db), ROWS as i64 + 1, "{:?}: committed insert lost", cfg.db.backend);
         db.teardown().unwrap();
     }
 }
@@ -80,55 +82,55 @@ fn rollback_leaves_no_trace_and_commit_persists() {
 #[test]
 fn all_pooled_connections_see_the_same_data() {
     for cfg in configs() {
-        let asynchronous = AsyncSelect::create(&SqlConfig { pool_size: 1, ..cfg.clone() }).unwrap();
-        let db = SyncDb::create(&cfg).unwrap();
+        let asynchronous =
+            AsyncSelect::create(&SqlConfig { db: DbConfig { pool_size: 1, ..cfg.db.clone() }, ..cfg.clone() }).unwrap();
+        let db = UsersDb::create(&cfg).unwrap();
         // Hold every connection of the pool at once, so each count runs on a different one.
-        let counts: Vec<i64> = match &db {
-            SyncDb::Sqlite(s) => {
-                let held: Vec<_> = (0..cfg.pool_size).map(|_| s.pool.get().unwrap()).collect();
+        let counts: Vec<i64> = match &db.0 {
+            Db::Sqlite(s) => {
+                let held: Vec<_> = (0..cfg.db.pool_size).map(|_| s.pool.get().unwrap()).collect();
                 held.iter()
                     .map(|c| {
                         c.borrow_owner().query_row("SELECT COUNT(*) FROM benchmark_users", [], |r| r.get(0)).unwrap()
                     })
                     .collect()
             }
-            SyncDb::Postgres(p) => {
-                let mut held: Vec<_> = (0..cfg.pool_size).map(|_| p.pool.get().unwrap()).collect();
+            Db::Postgres(p) => {
+                let mut held: Vec<_> = (0..cfg.db.pool_size).map(|_| p.pool.get().unwrap()).collect();
                 held.iter_mut()
                     .map(|c| c.client.query_one("SELECT COUNT(*) FROM benchmark_users", &[]).unwrap().get(0))
                     .collect()
             }
         };
-        assert_eq!(counts, vec![ROWS as i64; cfg.pool_size as usize], "{:?}", cfg.backend);
+        assert_eq!(counts, vec![ROWS as i64; cfg.db.pool_size as usize], "{:?}", cfg.db.backend);
         db.teardown().unwrap();
         // The sqlx pool reads what the blocking driver committed to the same database.
         let new_id = ROWS as i64 + 1;
         assert_eq!(asynchronous.select(new_id).unwrap(), 0);
         asynchronous.fixture().execute_in_tx(INSERT, true).unwrap();
-        assert_eq!(asynchronous.select(new_id).unwrap(), 1, "{:?}: sqlx does not see the commit", cfg.backend);
+        assert_eq!(asynchronous.select(new_id).unwrap(), 1, "{:?}: sqlx does not see the commit", cfg.db.backend);
         asynchronous.fixture().teardown().unwrap();
     }
 }
 
 #[test]
 fn in_memory_databases_of_two_fixtures_are_separate() {
-    let cfg = SqlConfig {
-        backend: Backend::Sqlite(Storage::Memory),
-        row_count: 5,
-        pool_size: 2,
-        database_url: String::new(),
-    };
-    let a = SyncDb::create(&cfg).unwrap();
-    let b = SyncDb::create(&SqlConfig { row_count: 9, ..cfg }).unwrap();
+    let db = DbConfig { backend: Backend::Sqlite(Storage::Memory), pool_size: 2, database_url: String::new() };
+    let cfg = SqlConfig { db, row_count: 5 };
+    let a = UsersDb::create(&cfg).unwrap();
+    let b = UsersDb::create(&SqlConfig { row_count: 9, ..cfg }).unwrap();
     assert_eq!((count(&a), count(&b)), (5, 9));
 }
 
 #[test]
 fn postgres_schema_is_dropped_at_teardown() {
     let Some(url) = common::postgres() else { return };
-    let cfg = SqlConfig { backend: Backend::Postgres, row_count: 3, pool_size: 1, database_url: url.clone() };
-    let db = SyncDb::create(&cfg).unwrap();
-    let SyncDb::Postgres(pg) = &db else { unreachable!() };
+    let cfg = SqlConfig {
+        db: DbConfig { backend: Backend::Postgres, pool_size: 1, database_url: url.clone() },
+        row_count: 3,
+    };
+    let db = UsersDb::create(&cfg).unwrap();
+    let Db::Postgres(pg) = &db.0 else { unreachable!() };
     let schema = pg.schema.clone();
     let mut probe = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     let exists = |c: &mut postgres::Client| -> i64 {
@@ -141,13 +143,13 @@ fn postgres_schema_is_dropped_at_teardown() {
 
 #[test]
 fn unreachable_postgres_is_one_clear_line_with_the_password_redacted() {
-    let cfg = SqlConfig {
+    let db = DbConfig {
         backend: Backend::Postgres,
-        row_count: 3,
         pool_size: 1,
         database_url: "postgres://bench:s3cret@127.0.0.1:1/test".into(),
     };
-    let e = format!("{:#}", SyncDb::create(&cfg).err().expect("port 1 refuses"));
+    let cfg = SqlConfig { db, row_count: 3 };
+    let e = format!("{:#}", UsersDb::create(&cfg).err().expect("port 1 refuses"));
     assert!(e.starts_with("cannot connect to PostgreSQL at postgres://bench:***@127.0.0.1:1/test: "), "{e}");
     assert!(e.ends_with("start PostgreSQL or pass --database-url (or DATABASE_URL)"), "{e}");
     assert!(!e.contains("s3cret") && !e.contains('\n'), "{e}");

@@ -9,15 +9,13 @@
 //! - `sql/async_select_by_id`: sqlx, `begin` / query / `commit` awaited, one runtime entry
 //!   (`block_on`) per op, like the seed's `runBlocking { suspendTransaction { … } }`.
 
-pub mod postgres;
 mod shapes;
-pub mod sqlite;
 
 pub use shapes::{AsyncDb, AsyncSelect, SpawnBlockingSelect, ThreadSelect};
 
+use crate::db::{Backend, DB, Db, DbConfig, Init};
 use crate::params::{ParamKind, ParamSpec};
 use crate::{SetupContext, WorkloadDef};
-use anyhow::Context;
 
 /// The measured statement; `$1` is the id (SQLite reads `$1` as a named parameter).
 pub const SELECT_BY_ID: &str = "SELECT COUNT(*) FROM (SELECT 1 FROM benchmark_users WHERE id = $1 LIMIT 1) t";
@@ -41,14 +39,6 @@ pub const POOL_SIZE: ParamSpec = ParamSpec {
     about: "connections in the pool",
     kind: ParamKind::Int { min: 1, max: 1000 },
     defaults: &["10"],
-};
-
-/// `db`: the backend.
-pub const DB: ParamSpec = ParamSpec {
-    name: "db",
-    about: "sqlite (embedded, in memory), sqlite_file (embedded, WAL file) or postgres (--database-url)",
-    kind: ParamKind::Choice(&["sqlite", "sqlite_file", "postgres"]),
-    defaults: &["sqlite"],
 };
 
 const PARAMS: &[ParamSpec] = &[ROW_COUNT, POOL_SIZE, DB];
@@ -78,131 +68,126 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     },
 ];
 
-/// Which server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// An embedded SQLite database.
-    Sqlite(sqlite::Storage),
-    /// A PostgreSQL server.
-    Postgres,
-}
-
 /// A SQL case's settings.
 #[derive(Debug, Clone)]
 pub struct SqlConfig {
-    /// Backend.
-    pub backend: Backend,
+    /// Where the database lives, pool size included.
+    pub db: DbConfig,
     /// Rows to seed.
     pub row_count: usize,
-    /// Pool size.
-    pub pool_size: u32,
-    /// PostgreSQL URL.
-    pub database_url: String,
 }
 
 impl SqlConfig {
     /// Reads the params of a case.
     pub fn from(ctx: &SetupContext) -> anyhow::Result<SqlConfig> {
-        let backend = match ctx.params.get("db")? {
-            "postgres" => Backend::Postgres,
-            "sqlite_file" => Backend::Sqlite(sqlite::Storage::File),
-            _ => Backend::Sqlite(sqlite::Storage::Memory),
-        };
-        Ok(SqlConfig {
-            backend,
-            row_count: ctx.params.count("row_count")?,
-            pool_size: u32::try_from(ctx.params.count("pool_size")?)?,
-            database_url: ctx.database_url.clone(),
-        })
+        let pool_size = u32::try_from(ctx.params.count("pool_size")?)?;
+        Ok(SqlConfig { db: DbConfig::from(ctx, pool_size)?, row_count: ctx.params.count("row_count")? })
     }
 }
 
-/// A seeded table on either backend, with a pool of blocking connections.
-pub enum SyncDb {
-    /// SQLite.
-    Sqlite(sqlite::SqliteDb),
-    /// PostgreSQL.
-    Postgres(postgres::PgDb),
+/// The seeded `benchmark_users` table, with a pool whose connections hold the op's statements.
+pub struct UsersDb(pub Db);
+
+impl std::ops::Deref for UsersDb {
+    type Target = Db;
+    fn deref(&self) -> &Db {
+        &self.0
+    }
 }
 
-impl SyncDb {
-    /// Creates and seeds the table and opens the pool.
-    pub fn create(cfg: &SqlConfig) -> anyhow::Result<SyncDb> {
-        Ok(match cfg.backend {
-            Backend::Sqlite(storage) => {
-                SyncDb::Sqlite(sqlite::SqliteDb::create(storage, cfg.row_count, cfg.pool_size)?)
-            }
-            Backend::Postgres => {
-                SyncDb::Postgres(postgres::PgDb::create(&cfg.database_url, cfg.row_count, cfg.pool_size)?)
-            }
-        })
+impl UsersDb {
+    /// Creates and seeds the table (one transaction) and opens the pool.
+    pub fn create(cfg: &SqlConfig) -> anyhow::Result<UsersDb> {
+        // SQLite runs BEGIN and COMMIT as prepared statements too; the postgres driver sends
+        // them as simple queries through `Client::transaction`.
+        let statements: &[&str] = match cfg.db.backend {
+            Backend::Sqlite(_) => &["BEGIN", SELECT_BY_ID, "COMMIT"],
+            Backend::Postgres => &[SELECT_BY_ID],
+        };
+        let db = Db::create(&cfg.db, statements.iter().map(|s| s.to_string()).collect(), &mut |init| {
+            seed(init, cfg.row_count)
+        })?;
+        Ok(UsersDb(db))
     }
 
     /// One op: check a connection out of the pool and run the select-by-id transaction.
     pub fn select_by_id(&self, id: i64) -> anyhow::Result<i64> {
-        Ok(match self {
-            SyncDb::Sqlite(db) => sqlite::select_in_tx(&mut *db.pool.get()?, id)?,
-            SyncDb::Postgres(db) => postgres::select_in_tx(&mut *db.pool.get()?, id)?,
+        Ok(match &self.0 {
+            Db::Sqlite(db) => db.pool.get()?.with_dependent_mut(|owner, st| {
+                let [begin, select, commit] = &mut st.0[..] else { unreachable!("three statements") };
+                begin.execute([])?;
+                let counted = select.query_row([id], |row| row.get(0)).and_then(|n| commit.execute([]).map(|_| n));
+                if counted.is_err() && !owner.is_autocommit() {
+                    let _ = owner.execute_batch("ROLLBACK");
+                }
+                counted
+            })?,
+            Db::Postgres(db) => {
+                let mut conn = db.pool.get()?;
+                let crate::db::postgres::PgConn { client, statements } = &mut *conn;
+                let mut tx = client.transaction()?;
+                let n: i64 = tx.query_one(&statements[0], &[&id])?.get(0);
+                tx.commit()?;
+                n
+            }
         })
     }
 
     /// Every seeded id, ascending.
     pub fn ids(&self) -> anyhow::Result<Vec<i64>> {
-        self.query_ids("SELECT id FROM benchmark_users ORDER BY id")
+        self.query_i64s("SELECT id FROM benchmark_users ORDER BY id")
     }
+}
 
-    /// Runs a query returning one integer column.
-    pub fn query_ids(&self, sql: &str) -> anyhow::Result<Vec<i64>> {
-        Ok(match self {
-            SyncDb::Sqlite(db) => {
-                let conn = db.pool.get()?;
-                let mut stmt = conn.borrow_owner().prepare(sql)?;
-                stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
+/// Creates `benchmark_users` and seeds `row_count` rows in one transaction, each with the values
+/// derived from its database-generated id.
+fn seed(mut init: Init<'_>, row_count: usize) -> anyhow::Result<()> {
+    match &mut init {
+        Init::Sqlite(conn) => {
+            conn.execute_batch(
+                "CREATE TABLE benchmark_users (id INTEGER PRIMARY KEY, username VARCHAR(128) NOT NULL,
+                 email VARCHAR(192) NOT NULL, age INTEGER NOT NULL)",
+            )?;
+            let tx = conn.transaction()?;
+            {
+                let mut insert = tx.prepare(SEED_PLACEHOLDERS)?;
+                for _ in 0..row_count {
+                    insert.execute([])?;
+                }
             }
-            SyncDb::Postgres(db) => db.pool.get()?.client.query(sql, &[])?.iter().map(|r| r.get(0)).collect(),
-        })
-    }
-
-    /// Runs statements in one transaction, committed or rolled back.
-    pub fn execute_in_tx(&self, sql: &str, commit: bool) -> anyhow::Result<()> {
-        match self {
-            SyncDb::Sqlite(db) => {
-                let conn = db.pool.get()?;
-                let tx = conn.borrow_owner().unchecked_transaction()?;
-                tx.execute_batch(sql)?;
-                if commit { tx.commit()? } else { tx.rollback()? }
-            }
-            SyncDb::Postgres(db) => {
-                let mut conn = db.pool.get()?;
-                let mut tx = conn.client.transaction()?;
-                tx.batch_execute(sql)?;
-                if commit { tx.commit()? } else { tx.rollback()? }
-            }
+            tx.execute_batch(SEED_VALUES)?;
+            tx.commit()?;
         }
-        Ok(())
-    }
-
-    /// Drops what setup created (the SQLite file goes with the fixture).
-    pub fn teardown(&self) -> anyhow::Result<()> {
-        match self {
-            SyncDb::Sqlite(_) => Ok(()),
-            SyncDb::Postgres(db) => db.drop_schema().context("cannot drop the fork's schema"),
+        Init::Postgres(client) => {
+            client.batch_execute(
+                "CREATE TABLE benchmark_users (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                 username VARCHAR(128) NOT NULL, email VARCHAR(192) NOT NULL, age INTEGER NOT NULL)",
+            )?;
+            let mut tx = client.transaction()?;
+            tx.execute(
+                "INSERT INTO benchmark_users (username, email, age) SELECT '', '', 0 FROM generate_series(1, $1::bigint)",
+                &[&(row_count as i64)],
+            )?;
+            tx.batch_execute(SEED_VALUES)?;
+            tx.batch_execute("ANALYZE benchmark_users")?;
+            tx.commit()?;
         }
     }
+    Ok(())
 }
 
 /// The correctness check shared by the shapes: the table holds exactly `row_count` rows with the
 /// seeded values, a sample of seeded ids (first, last and evenly spaced, at most ~200) each count
 /// one row through `select`, and an absent id counts none.
 pub fn check(
-    db: &SyncDb,
+    db: &Db,
     row_count: usize,
     ids: &[i64],
     mut select: impl FnMut(i64) -> anyhow::Result<i64>,
 ) -> anyhow::Result<()> {
-    let rows = db.query_ids("SELECT COUNT(*) FROM benchmark_users")?;
+    let rows = db.query_i64s("SELECT COUNT(*) FROM benchmark_users")?;
     anyhow::ensure!(rows == [row_count as i64], "table holds {rows:?} rows, expected row_count = {row_count}");
-    let bad = db.query_ids(
+    let bad = db.query_i64s(
         "SELECT COUNT(*) FROM benchmark_users WHERE username <> 'user-' || id OR email <> 'user-' || id || '@example.test' OR age <> 20 + id % 50",
     )?;
     anyhow::ensure!(bad == [0], "{} rows do not hold their seeded values", bad.first().copied().unwrap_or(-1));

@@ -1,6 +1,7 @@
 //! The three execution shapes of the select-by-id transaction.
 
-use super::{Backend, Cursor, SELECT_BY_ID, SqlConfig, SyncDb, check, postgres::unreachable, sqlite::Storage};
+use super::{Cursor, SELECT_BY_ID, SqlConfig, UsersDb, check};
+use crate::db::{Backend, Db, Storage, postgres::unreachable};
 use crate::{AsyncWorkload, Phase, Workload};
 use anyhow::Context;
 use std::str::FromStr;
@@ -13,7 +14,7 @@ fn current_thread() -> anyhow::Result<tokio::runtime::Runtime> {
 
 /// `sql/thread_select_by_id`: the blocking driver on the measuring thread.
 pub struct ThreadSelect {
-    db: SyncDb,
+    db: UsersDb,
     ids: Vec<i64>,
     row_count: usize,
 }
@@ -21,7 +22,7 @@ pub struct ThreadSelect {
 impl ThreadSelect {
     /// Seeds the table and opens the pool.
     pub fn create(cfg: &SqlConfig) -> anyhow::Result<ThreadSelect> {
-        let db = SyncDb::create(cfg)?;
+        let db = UsersDb::create(cfg)?;
         let ids = db.ids()?;
         Ok(ThreadSelect { db, ids, row_count: cfg.row_count })
     }
@@ -32,7 +33,7 @@ impl ThreadSelect {
     }
 
     /// The seeded table.
-    pub fn fixture(&self) -> &SyncDb {
+    pub fn fixture(&self) -> &UsersDb {
         &self.db
     }
 
@@ -62,7 +63,7 @@ impl Workload for ThreadSelect {
 
 /// `sql/spawn_blocking_select_by_id`: the same blocking call on tokio's blocking pool, awaited.
 pub struct SpawnBlockingSelect {
-    db: Arc<SyncDb>,
+    db: Arc<UsersDb>,
     ids: Vec<i64>,
     row_count: usize,
     runtime: tokio::runtime::Runtime,
@@ -71,7 +72,7 @@ pub struct SpawnBlockingSelect {
 impl SpawnBlockingSelect {
     /// Seeds the table, opens the pool and the runtime.
     pub fn create(cfg: &SqlConfig) -> anyhow::Result<SpawnBlockingSelect> {
-        let db = SyncDb::create(cfg)?;
+        let db = UsersDb::create(cfg)?;
         let ids = db.ids()?;
         Ok(SpawnBlockingSelect { db: Arc::new(db), ids, row_count: cfg.row_count, runtime: current_thread()? })
     }
@@ -87,7 +88,7 @@ impl SpawnBlockingSelect {
     }
 
     /// The seeded table.
-    pub fn fixture(&self) -> &SyncDb {
+    pub fn fixture(&self) -> &UsersDb {
         &self.db
     }
 }
@@ -132,35 +133,35 @@ macro_rules! select_in_tx {
 
 impl AsyncDb {
     /// Opens a pool of `size` connections to the fixture's database.
-    pub async fn open(db: &SyncDb, cfg: &SqlConfig) -> anyhow::Result<AsyncDb> {
+    pub async fn open(db: &Db, cfg: &SqlConfig) -> anyhow::Result<AsyncDb> {
         let timeout = Duration::from_secs(5);
         Ok(match db {
-            SyncDb::Sqlite(db) => {
+            Db::Sqlite(db) => {
                 let options = sqlx::sqlite::SqliteConnectOptions::new().filename(db.path()).busy_timeout(timeout);
                 let options = match db.storage() {
                     Storage::Memory => options.vfs("memdb"),
                     Storage::File => options.journal_mode(sqlx::sqlite::SqliteJournalMode::Wal),
                 };
                 let pool = sqlx::sqlite::SqlitePoolOptions::new()
-                    .max_connections(cfg.pool_size)
-                    .min_connections(cfg.pool_size)
+                    .max_connections(cfg.db.pool_size)
+                    .min_connections(cfg.db.pool_size)
                     .acquire_timeout(timeout)
                     .connect_with(options)
                     .await
                     .context("cannot open the sqlx SQLite pool")?;
                 AsyncDb::Sqlite(pool)
             }
-            SyncDb::Postgres(pg) => {
-                let options = sqlx::postgres::PgConnectOptions::from_str(&cfg.database_url)
-                    .map_err(|e| unreachable(&cfg.database_url, e))?
+            Db::Postgres(pg) => {
+                let options = sqlx::postgres::PgConnectOptions::from_str(&cfg.db.database_url)
+                    .map_err(|e| unreachable(&cfg.db.database_url, e))?
                     .options([("search_path", pg.schema.as_str())]);
                 let pool = sqlx::postgres::PgPoolOptions::new()
-                    .max_connections(cfg.pool_size)
-                    .min_connections(cfg.pool_size)
+                    .max_connections(cfg.db.pool_size)
+                    .min_connections(cfg.db.pool_size)
                     .acquire_timeout(timeout)
                     .connect_with(options)
                     .await
-                    .map_err(|e| unreachable(&cfg.database_url, e))?;
+                    .map_err(|e| unreachable(&cfg.db.database_url, e))?;
                 AsyncDb::Postgres(pool)
             }
         })
@@ -185,7 +186,7 @@ impl AsyncDb {
 
 /// `sql/async_select_by_id`: sqlx, one runtime entry per op.
 pub struct AsyncSelect {
-    fixture: SyncDb,
+    fixture: UsersDb,
     pool: AsyncDb,
     ids: Vec<i64>,
     row_count: usize,
@@ -196,10 +197,11 @@ impl AsyncSelect {
     /// Seeds the table (blocking driver) and opens the sqlx pool.
     pub fn create(cfg: &SqlConfig) -> anyhow::Result<AsyncSelect> {
         // The blocking pool only seeds and checks; one connection is enough.
-        let fixture = SyncDb::create(&SqlConfig { pool_size: 1, ..cfg.clone() })?;
+        let fixture =
+            UsersDb::create(&SqlConfig { db: crate::db::DbConfig { pool_size: 1, ..cfg.db.clone() }, ..cfg.clone() })?;
         let ids = fixture.ids()?;
         let runtime = current_thread()?;
-        let pool = runtime.block_on(AsyncDb::open(&fixture, cfg));
+        let pool = runtime.block_on(AsyncDb::open(&fixture.0, cfg));
         let pool = match pool {
             Ok(p) => p,
             Err(e) => {
@@ -212,10 +214,7 @@ impl AsyncSelect {
 
     /// The backend.
     pub fn backend(&self) -> Backend {
-        match &self.fixture {
-            SyncDb::Sqlite(db) => Backend::Sqlite(db.storage()),
-            SyncDb::Postgres(_) => Backend::Postgres,
-        }
+        self.fixture.backend()
     }
 
     /// One transaction for `id`, as the op runs it.
@@ -224,7 +223,7 @@ impl AsyncSelect {
     }
 
     /// The seeded table.
-    pub fn fixture(&self) -> &SyncDb {
+    pub fn fixture(&self) -> &UsersDb {
         &self.fixture
     }
 }

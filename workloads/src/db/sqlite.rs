@@ -1,11 +1,13 @@
-//! The SQLite fixture, shared by every pooled connection of the fork (`sqlite::memory:` would
-//! give each connection its own empty database). Two storages:
+//! SQLite databases shared by every pooled connection of a fork (`sqlite::memory:` would give
+//! each connection its own empty database). Two storages:
 //! - [`Storage::Memory`] (`db=sqlite`): an in-memory database on SQLite's `memdb` VFS, which every
 //!   connection of the process opens by name — the embedded default, as fast as `:memory:`;
 //! - [`Storage::File`] (`db=sqlite_file`): a database file in WAL mode in a temp dir, where every
-//!   transaction also pays for the file locks (about 3-4x slower on the development machine).
+//!   transaction also pays for the file locks (3-4x slower on the development machine).
+//!
+//! Each pooled connection owns the statements its workload runs, prepared once when the
+//! connection opens: no per-op statement-cache lookup.
 
-use super::{SEED_PLACEHOLDERS, SEED_VALUES, SELECT_BY_ID};
 use anyhow::Context;
 use rusqlite::{Connection, OpenFlags, Statement};
 use std::path::{Path, PathBuf};
@@ -22,15 +24,11 @@ pub enum Storage {
     File,
 }
 
-/// The op's three statements, prepared once on their connection (no per-op cache lookup).
-pub struct Statements<'c> {
-    begin: Statement<'c>,
-    select: Statement<'c>,
-    commit: Statement<'c>,
-}
+/// A workload's statements, prepared on their connection, in the order the workload listed them.
+pub struct Statements<'c>(pub Vec<Statement<'c>>);
 
 self_cell::self_cell!(
-    /// A pooled connection with the op's statements prepared on it.
+    /// A pooled connection with its workload's statements prepared on it.
     pub struct PreparedConn {
         owner: Connection,
         #[covariant]
@@ -55,6 +53,7 @@ impl std::fmt::Debug for PreparedConn {
 pub struct SqliteManager {
     path: PathBuf,
     storage: Storage,
+    statements: Vec<String>,
 }
 
 impl SqliteManager {
@@ -73,14 +72,10 @@ impl r2d2::ManageConnection for SqliteManager {
     type Connection = PreparedConn;
     type Error = rusqlite::Error;
 
-    /// Opens a connection and prepares the op's statements (the table must exist).
+    /// Opens a connection and prepares the statements (their tables must exist).
     fn connect(&self) -> Result<PreparedConn, rusqlite::Error> {
         PreparedConn::try_new(self.open()?, |c| {
-            Ok(Statements {
-                begin: c.prepare("BEGIN")?,
-                select: c.prepare(SELECT_BY_ID)?,
-                commit: c.prepare("COMMIT")?,
-            })
+            self.statements.iter().map(|sql| c.prepare(sql)).collect::<Result<_, _>>().map(Statements)
         })
     }
 
@@ -93,7 +88,7 @@ impl r2d2::ManageConnection for SqliteManager {
     }
 }
 
-/// A seeded database and a pool of connections to it.
+/// A database and a pool of connections to it.
 #[derive(Debug)]
 pub struct SqliteDb {
     /// For [`Storage::File`]: removed with the file when the fixture is dropped.
@@ -107,8 +102,14 @@ pub struct SqliteDb {
 }
 
 impl SqliteDb {
-    /// Creates the database, seeds `row_count` rows in one transaction, opens the pool.
-    pub fn create(storage: Storage, row_count: usize, pool_size: u32) -> anyhow::Result<SqliteDb> {
+    /// Creates the database, runs `init` on it (schema, seed), then opens the pool whose
+    /// connections prepare `statements`.
+    pub fn create(
+        storage: Storage,
+        pool_size: u32,
+        statements: Vec<String>,
+        init: &mut dyn FnMut(&mut Connection) -> anyhow::Result<()>,
+    ) -> anyhow::Result<SqliteDb> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let (dir, path) = match storage {
             Storage::Memory => {
@@ -124,9 +125,12 @@ impl SqliteDb {
                 (Some(dir), path)
             }
         };
-        let manager = SqliteManager { path: path.clone(), storage };
+        let manager = SqliteManager { path: path.clone(), storage, statements };
         let mut keeper = manager.open().context("cannot open the SQLite database")?;
-        seed(&mut keeper, storage, row_count).context("cannot seed the SQLite database")?;
+        if storage == Storage::File {
+            keeper.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
+        }
+        init(&mut keeper).context("cannot set up the SQLite database")?;
         let pool = r2d2::Pool::builder()
             .max_size(pool_size)
             .test_on_check_out(false)
@@ -145,40 +149,4 @@ impl SqliteDb {
     pub fn storage(&self) -> Storage {
         self.storage
     }
-}
-
-fn seed(conn: &mut Connection, storage: Storage, row_count: usize) -> anyhow::Result<()> {
-    if storage == Storage::File {
-        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
-    }
-    conn.execute_batch(
-        "CREATE TABLE benchmark_users (
-             id INTEGER PRIMARY KEY,
-             username VARCHAR(128) NOT NULL,
-             email VARCHAR(192) NOT NULL,
-             age INTEGER NOT NULL
-         );",
-    )?;
-    let tx = conn.transaction()?;
-    {
-        let mut insert = tx.prepare(SEED_PLACEHOLDERS)?;
-        for _ in 0..row_count {
-            insert.execute([])?;
-        }
-    }
-    tx.execute_batch(SEED_VALUES)?;
-    tx.commit()?;
-    Ok(())
-}
-
-/// One op: `BEGIN`, the count of one id, `COMMIT`, on the connection's prepared statements.
-pub fn select_in_tx(conn: &mut PreparedConn, id: i64) -> rusqlite::Result<i64> {
-    conn.with_dependent_mut(|owner, st| {
-        st.begin.execute([])?;
-        let counted = st.select.query_row([id], |row| row.get(0)).and_then(|n| st.commit.execute([]).map(|_| n));
-        if counted.is_err() && !owner.is_autocommit() {
-            let _ = owner.execute_batch("ROLLBACK");
-        }
-        counted
-    })
 }

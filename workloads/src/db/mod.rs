@@ -1,0 +1,159 @@
+//! The SQL backends shared by the `sql` and `ids` workloads: embedded SQLite (default) and a
+//! real PostgreSQL server, each as a pool of connections set up once per fork, every connection
+//! holding its workload's statements prepared.
+
+pub mod postgres;
+pub mod sqlite;
+
+pub use sqlite::Storage;
+
+use crate::SetupContext;
+use crate::params::{ParamKind, ParamSpec};
+use anyhow::Context;
+
+/// `db`: the backend.
+pub const DB: ParamSpec = ParamSpec {
+    name: "db",
+    about: "sqlite (embedded, in memory), sqlite_file (embedded, WAL file) or postgres (--database-url)",
+    kind: ParamKind::Choice(&["sqlite", "sqlite_file", "postgres"]),
+    defaults: &["sqlite"],
+};
+
+/// Which server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// An embedded SQLite database.
+    Sqlite(Storage),
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+impl Backend {
+    /// The backend a `db` param value names.
+    pub fn from_param(value: &str) -> Backend {
+        match value {
+            "postgres" => Backend::Postgres,
+            "sqlite_file" => Backend::Sqlite(Storage::File),
+            _ => Backend::Sqlite(Storage::Memory),
+        }
+    }
+}
+
+/// Where a case's database lives and how many connections its pool holds.
+#[derive(Debug, Clone)]
+pub struct DbConfig {
+    /// Backend.
+    pub backend: Backend,
+    /// Pool size.
+    pub pool_size: u32,
+    /// PostgreSQL URL (may hold a password: redact before printing).
+    pub database_url: String,
+}
+
+impl DbConfig {
+    /// The `db` param of a case, with `pool_size` connections.
+    pub fn from(ctx: &SetupContext, pool_size: u32) -> anyhow::Result<DbConfig> {
+        Ok(DbConfig {
+            backend: Backend::from_param(ctx.params.get("db")?),
+            pool_size,
+            database_url: ctx.database_url.clone(),
+        })
+    }
+}
+
+/// The connection a setup step runs on, before the pool exists.
+pub enum Init<'a> {
+    /// SQLite.
+    Sqlite(&'a mut rusqlite::Connection),
+    /// PostgreSQL, with `search_path` set to the fork's schema.
+    Postgres(&'a mut ::postgres::Client),
+}
+
+impl Init<'_> {
+    /// Runs semicolon-separated statements.
+    pub fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
+        match self {
+            Init::Sqlite(c) => c.execute_batch(sql)?,
+            Init::Postgres(c) => c.batch_execute(sql)?,
+        }
+        Ok(())
+    }
+}
+
+/// A database on either backend, with its pool.
+pub enum Db {
+    /// SQLite.
+    Sqlite(sqlite::SqliteDb),
+    /// PostgreSQL.
+    Postgres(postgres::PgDb),
+}
+
+impl Db {
+    /// Creates the database, runs `init` (schema, seed), and opens the pool whose connections
+    /// prepare `statements(backend)`.
+    pub fn create(
+        cfg: &DbConfig,
+        statements: Vec<String>,
+        init: &mut dyn FnMut(Init<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Db> {
+        Ok(match cfg.backend {
+            Backend::Sqlite(storage) => {
+                Db::Sqlite(sqlite::SqliteDb::create(storage, cfg.pool_size, statements, &mut |c| {
+                    init(Init::Sqlite(c))
+                })?)
+            }
+            Backend::Postgres => {
+                Db::Postgres(postgres::PgDb::create(&cfg.database_url, cfg.pool_size, statements, &mut |c| {
+                    init(Init::Postgres(c))
+                })?)
+            }
+        })
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Db::Sqlite(db) => Backend::Sqlite(db.storage()),
+            Db::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Runs a query returning one integer column.
+    pub fn query_i64s(&self, sql: &str) -> anyhow::Result<Vec<i64>> {
+        Ok(match self {
+            Db::Sqlite(db) => {
+                let conn = db.pool.get()?;
+                let mut stmt = conn.borrow_owner().prepare(sql)?;
+                stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?
+            }
+            Db::Postgres(db) => db.pool.get()?.client.query(sql, &[])?.iter().map(|r| r.get(0)).collect(),
+        })
+    }
+
+    /// Runs statements in one transaction, committed or rolled back.
+    pub fn execute_in_tx(&self, sql: &str, commit: bool) -> anyhow::Result<()> {
+        match self {
+            Db::Sqlite(db) => {
+                let conn = db.pool.get()?;
+                let tx = conn.borrow_owner().unchecked_transaction()?;
+                tx.execute_batch(sql)?;
+                if commit { tx.commit()? } else { tx.rollback()? }
+            }
+            Db::Postgres(db) => {
+                let mut conn = db.pool.get()?;
+                let mut tx = conn.client.transaction()?;
+                tx.batch_execute(sql)?;
+                if commit { tx.commit()? } else { tx.rollback()? }
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops what setup created on a server (SQLite goes with the fixture).
+    pub fn teardown(&self) -> anyhow::Result<()> {
+        match self {
+            Db::Sqlite(_) => Ok(()),
+            Db::Postgres(db) => db.drop_schema().context("cannot drop the fork's schema"),
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! PostgreSQL databases: a schema of its own per fork on a real server, a pool of blocking
+//! connections each holding its workload's prepared statements, and the schema dropped at
+//! teardown.
+
+use crate::redact::redact;
+use anyhow::Context;
+use postgres::{Client, NoTls, Statement};
+use std::str::FromStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How long a connection attempt may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A blocking connection with its workload's prepared statements.
+pub struct PgConn {
+    /// The connection.
+    pub client: Client,
+    /// The statements, in the order the workload listed them.
+    pub statements: Vec<Statement>,
+}
+
+/// Opens connections whose `search_path` is the fork's schema.
+pub struct PgManager {
+    config: postgres::Config,
+    statements: Vec<String>,
+}
+
+impl r2d2::ManageConnection for PgManager {
+    type Connection = PgConn;
+    type Error = postgres::Error;
+
+    fn connect(&self) -> Result<PgConn, postgres::Error> {
+        let mut client = self.config.connect(NoTls)?;
+        let statements = self.statements.iter().map(|sql| client.prepare(sql)).collect::<Result<_, _>>()?;
+        Ok(PgConn { client, statements })
+    }
+
+    fn is_valid(&self, conn: &mut PgConn) -> Result<(), postgres::Error> {
+        conn.client.simple_query("").map(drop)
+    }
+
+    fn has_broken(&self, conn: &mut PgConn) -> bool {
+        conn.client.is_closed()
+    }
+}
+
+/// A fork's schema and a pool of connections to it.
+pub struct PgDb {
+    /// Schema name, unique per fork: `harness_<pid>_<nanos>`.
+    pub schema: String,
+    /// The pool.
+    pub pool: r2d2::Pool<PgManager>,
+}
+
+/// One clear line for a server that cannot be reached.
+pub fn unreachable(url: &str, e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!(
+        "cannot connect to PostgreSQL at {}: {}; start PostgreSQL or pass --database-url (or DATABASE_URL)",
+        redact(url),
+        redact(&e.to_string())
+    )
+}
+
+/// The connection options of `url`, with the connect timeout set.
+pub fn config(url: &str) -> anyhow::Result<postgres::Config> {
+    let mut config = postgres::Config::from_str(url).map_err(|e| {
+        anyhow::anyhow!("invalid PostgreSQL URL {}: {e}; pass --database-url postgres://USER@HOST:PORT/DB", redact(url))
+    })?;
+    config.connect_timeout(CONNECT_TIMEOUT);
+    Ok(config)
+}
+
+impl PgDb {
+    /// Creates a fresh schema, runs `init` in it (tables, seed), then opens the pool whose
+    /// connections prepare `statements`. The schema is dropped again if anything fails.
+    pub fn create(
+        url: &str,
+        pool_size: u32,
+        statements: Vec<String>,
+        init: &mut dyn FnMut(&mut Client) -> anyhow::Result<()>,
+    ) -> anyhow::Result<PgDb> {
+        let admin_config = config(url)?;
+        let mut admin = admin_config.connect(NoTls).map_err(|e| unreachable(url, e))?;
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let schema = format!("harness_{}_{nanos}", std::process::id());
+        admin.batch_execute(&format!("CREATE SCHEMA {schema}")).context("cannot create the fork's schema")?;
+        let mut config = admin_config;
+        config.options(&format!("-c search_path={schema}"));
+        // Set up before the pool exists: each pooled connection prepares its statements on connect.
+        let created = config
+            .connect(NoTls)
+            .map_err(|e| unreachable(url, e))
+            .and_then(|mut client| init(&mut client).context("cannot set up the PostgreSQL schema"))
+            .and_then(|()| {
+                r2d2::Pool::builder()
+                    .max_size(pool_size)
+                    .test_on_check_out(false)
+                    .connection_timeout(CONNECT_TIMEOUT)
+                    .build(PgManager { config, statements })
+                    .map_err(|e| unreachable(url, e))
+            });
+        match created {
+            Ok(pool) => Ok(PgDb { schema, pool }),
+            Err(e) => {
+                let _ = admin.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
+                Err(e)
+            }
+        }
+    }
+
+    /// Drops the fork's schema and everything in it.
+    pub fn drop_schema(&self) -> anyhow::Result<()> {
+        let mut conn = self.pool.get()?;
+        conn.client.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))?;
+        Ok(())
+    }
+}
