@@ -50,9 +50,9 @@ impl Progress {
 
     /// A worker message arrived.
     pub fn message(&self, label: &str, m: &Message) {
-        if let (Progress::Bar(b), Message::Iteration { kind, index, ops, nanos }) = (self, m) {
+        if let (Progress::Bar(b), Message::Iteration { kind, index, ops, nanos, .. }) = (self, m) {
             let what = if *kind == IterationKind::Warmup { "warmup" } else { "iteration" };
-            let rate = Iteration { ops: *ops, nanos: *nanos }.ops_per_sec();
+            let rate = Iteration { ops: *ops, nanos: *nanos, observed: Default::default() }.ops_per_sec();
             b.set_message(format!("{label} {what} {}: {} ops/s", index + 1, si(rate)));
         }
     }

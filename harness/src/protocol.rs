@@ -100,6 +100,9 @@ pub enum Message {
         batch_size: u64,
         /// Measured cost of one clock read.
         clock_read_nanos: f64,
+        /// Each op follows an untimed reset and is timed alone; `nanos` then sums op times only.
+        #[serde(default)]
+        per_op_reset: bool,
     },
     /// One finished iteration.
     Iteration {
@@ -109,8 +112,11 @@ pub enum Message {
         index: u32,
         /// Operations completed.
         ops: u64,
-        /// Elapsed wall-clock time.
+        /// Elapsed wall-clock time (op time only for per-op-reset workloads).
         nanos: u64,
+        /// What the workload observed after the iteration (for example `table_rows`).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        observed: BTreeMap<String, i64>,
     },
     /// Everything finished, teardown included.
     Done,
@@ -129,7 +135,13 @@ mod tests {
 
     #[test]
     fn messages_are_tagged_json_lines() {
-        let m = Message::Iteration { kind: IterationKind::Measure, index: 2, ops: 10, nanos: 99 };
+        let m = Message::Iteration {
+            kind: IterationKind::Measure,
+            index: 2,
+            ops: 10,
+            nanos: 99,
+            observed: BTreeMap::new(),
+        };
         let line = serde_json::to_string(&m).unwrap();
         assert_eq!(line, r#"{"type":"iteration","kind":"measure","index":2,"ops":10,"nanos":99}"#);
         assert_eq!(serde_json::from_str::<Message>(&line).unwrap(), m);

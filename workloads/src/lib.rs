@@ -8,6 +8,7 @@
 pub mod baseline;
 pub mod db;
 pub mod fault;
+pub mod ids;
 pub mod params;
 pub mod redact;
 pub mod registry;
@@ -50,6 +51,18 @@ pub trait Workload: Send + Sync + 'static {
     fn teardown(&self) -> anyhow::Result<()> {
         Ok(())
     }
+    /// True when every op needs [`Workload::reset`] before it, outside the measured time (JMH's
+    /// `Level.Invocation`). The worker then times each op on its own, so only ops of a
+    /// millisecond or more should ask for it.
+    const RESET_PER_OP: bool = false;
+    /// Restores the state an op expects (for example an empty table); never timed.
+    fn reset(&self, _local: &mut Self::Local) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// Numbers recorded with each iteration after it ends (for example the table size).
+    fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
+        Ok(vec![])
+    }
 }
 
 /// A workload whose operation is a future, run on the workload's own tokio runtime.
@@ -83,6 +96,12 @@ pub trait AsyncWorkload: Send + Sync + 'static {
 pub trait Bench: Send {
     /// Runs the operation `n` times in a monomorphized loop.
     fn run_batch(&mut self, n: u64);
+    /// Runs `n` ops, each after an untimed reset; returns the nanoseconds spent in the ops alone.
+    fn run_reset_ops(&mut self, n: u64) -> u64 {
+        let start = std::time::Instant::now();
+        self.run_batch(n);
+        start.elapsed().as_nanos() as u64
+    }
 }
 
 /// A workload after setup, as the worker sees it: object-safe, one dynamic call per batch.
@@ -95,6 +114,14 @@ pub trait Prepared: Send + Sync {
     fn verify(&self, phase: Phase) -> anyhow::Result<()>;
     /// Releases external resources.
     fn teardown(&self) -> anyhow::Result<()>;
+    /// Whether each op needs an untimed reset before it (see [`Workload::RESET_PER_OP`]).
+    fn resets_per_op(&self) -> bool {
+        false
+    }
+    /// Numbers recorded with each iteration (see [`Workload::observe`]).
+    fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
+        Ok(vec![])
+    }
 }
 
 /// How the measured operation executes.
@@ -145,6 +172,18 @@ impl<W: Workload> Bench for BlockingBench<W> {
             black_box(workload.op(&mut self.local));
         }
     }
+
+    fn run_reset_ops(&mut self, n: u64) -> u64 {
+        let workload = &*self.workload;
+        let mut nanos = 0;
+        for _ in 0..n {
+            workload.reset(&mut self.local).unwrap_or_else(|e| panic!("reset before an op failed: {e:#}"));
+            let start = std::time::Instant::now();
+            black_box(workload.op(&mut self.local));
+            nanos += start.elapsed().as_nanos() as u64;
+        }
+        nanos
+    }
 }
 
 struct AsyncBench<W: AsyncWorkload> {
@@ -178,6 +217,12 @@ impl<W: Workload> Prepared for Blocking<W> {
     }
     fn teardown(&self) -> anyhow::Result<()> {
         self.0.teardown()
+    }
+    fn resets_per_op(&self) -> bool {
+        W::RESET_PER_OP
+    }
+    fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
+        self.0.observe()
     }
 }
 

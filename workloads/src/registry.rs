@@ -1,6 +1,6 @@
 //! The list of every workload, and what a workload's setup is given.
 
-use crate::{Params, Prepared, baseline, fault, params::ParamSpec, sql};
+use crate::{Params, Prepared, baseline, fault, ids, params::ParamSpec, sql};
 
 /// Default PostgreSQL URL (`--database-url`, `DATABASE_URL`).
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
@@ -57,7 +57,7 @@ impl std::fmt::Debug for WorkloadDef {
 
 /// Every workload, hidden ones included, in listing order.
 pub fn all() -> Vec<&'static WorkloadDef> {
-    baseline::WORKLOADS.iter().chain(sql::WORKLOADS).chain(fault::WORKLOADS).collect()
+    baseline::WORKLOADS.iter().chain(sql::WORKLOADS).chain(ids::WORKLOADS).chain(fault::WORKLOADS).collect()
 }
 
 /// The workload called exactly `name`.

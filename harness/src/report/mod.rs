@@ -90,6 +90,9 @@ pub struct Fork {
     pub batch_size: Option<u64>,
     /// Cost of one clock read in the worker.
     pub clock_read_nanos: Option<f64>,
+    /// Each op followed an untimed reset and was timed alone (JMH's `Level.Invocation`).
+    #[serde(default)]
+    pub per_op_reset: bool,
     /// Warmup iterations (not scored).
     pub warmup: Vec<Iteration>,
     /// Measured iterations.
@@ -148,12 +151,15 @@ pub enum FailureKind {
 }
 
 /// One iteration's raw data.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Iteration {
     /// Operations completed.
     pub ops: u64,
-    /// Elapsed wall-clock time.
+    /// Elapsed wall-clock time; for per-op-reset workloads the summed time of the ops alone.
     pub nanos: u64,
+    /// What the workload observed after the iteration (for example `table_rows`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub observed: BTreeMap<String, i64>,
 }
 
 impl Iteration {
@@ -220,6 +226,7 @@ impl Fork {
             failure: None,
             batch_size: None,
             clock_read_nanos: None,
+            per_op_reset: false,
             warmup: vec![],
             iterations: vec![],
             wall_nanos: 0,
@@ -241,7 +248,7 @@ mod tests {
     fn fork(status: ForkStatus, its: &[(u64, u64)]) -> Fork {
         Fork {
             status,
-            iterations: its.iter().map(|&(ops, nanos)| Iteration { ops, nanos }).collect(),
+            iterations: its.iter().map(|&(ops, nanos)| Iteration { ops, nanos, observed: BTreeMap::new() }).collect(),
             ..Fork::pending(0, Some(1))
         }
     }
@@ -272,8 +279,8 @@ mod tests {
 
     #[test]
     fn zero_duration_iteration_is_not_a_number() {
-        assert!(Iteration { ops: 1, nanos: 0 }.ops_per_sec().is_nan());
-        assert_eq!(Iteration { ops: 3, nanos: 1_500_000_000 }.ops_per_sec(), 2.0);
+        assert!(Iteration { ops: 1, nanos: 0, observed: BTreeMap::new() }.ops_per_sec().is_nan());
+        assert_eq!(Iteration { ops: 3, nanos: 1_500_000_000, observed: BTreeMap::new() }.ops_per_sec(), 2.0);
     }
 }
 

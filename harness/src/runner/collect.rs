@@ -44,11 +44,12 @@ impl Progress<'_> {
             }
             (true, Message::Hello { .. }) => return Err("a second hello".into()),
             (true, Message::Verified { phase: VerifyPhase::Before }) => {}
-            (true, Message::Calibrated { batch_size, clock_read_nanos, .. }) => {
+            (true, Message::Calibrated { batch_size, clock_read_nanos, per_op_reset, .. }) => {
                 self.fork.batch_size = Some(*batch_size);
                 self.fork.clock_read_nanos = Some(*clock_read_nanos);
+                self.fork.per_op_reset = *per_op_reset;
             }
-            (true, Message::Iteration { kind, index, ops, nanos }) => {
+            (true, Message::Iteration { kind, index, ops, nanos, observed }) => {
                 let (list, expected) = match kind {
                     IterationKind::Warmup => (&mut self.fork.warmup, self.task.warmup_iterations),
                     IterationKind::Measure => (&mut self.fork.iterations, self.task.iterations),
@@ -56,7 +57,7 @@ impl Progress<'_> {
                 if *index as usize != list.len() || *index >= expected {
                     return Err(format!("unexpected {kind:?} iteration {index}"));
                 }
-                list.push(Iteration { ops: *ops, nanos: *nanos });
+                list.push(Iteration { ops: *ops, nanos: *nanos, observed: observed.clone() });
             }
             (true, Message::Verified { phase: VerifyPhase::After }) => self.verified_after = true,
             (true, Message::Done) => {
@@ -275,7 +276,7 @@ mod tests {
         assert!(p.apply(&Message::Done).unwrap_err().contains("first message must be hello"));
         p.apply(&hello(PROTOCOL_VERSION)).unwrap();
         assert_eq!(p.fork.pid, Some(42));
-        let it = |kind, index| Message::Iteration { kind, index, ops: 1, nanos: 1 };
+        let it = |kind, index| Message::Iteration { kind, index, ops: 1, nanos: 1, observed: Default::default() };
         assert!(p.apply(&it(IterationKind::Measure, 1)).is_err());
         p.apply(&it(IterationKind::Warmup, 0)).unwrap();
         assert!(p.apply(&it(IterationKind::Warmup, 1)).is_err(), "only one warmup iteration was asked for");

@@ -63,6 +63,20 @@ pub fn iteration(bench: &mut dyn Bench, batch: u64, time: Duration) -> (u64, u64
     }
 }
 
+/// For workloads that reset before every op: runs reset-then-op until `time` of wall clock has
+/// passed; returns `(ops, nanos spent in the ops alone)`.
+pub fn reset_iteration(bench: &mut dyn Bench, time: Duration) -> (u64, u64) {
+    let (mut ops, mut nanos) = (0u64, 0u64);
+    let start = Instant::now();
+    loop {
+        nanos += bench.run_reset_ops(1);
+        ops += 1;
+        if start.elapsed() >= time {
+            return (ops, nanos);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

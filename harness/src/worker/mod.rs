@@ -116,11 +116,14 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
 
     let clock = measure::clock_read_nanos();
     let iteration_time = Duration::from_nanos(task.iteration_nanos);
-    let batch = measure::calibrate(bench.as_mut(), measure::batch_target(iteration_time, clock));
+    let per_op_reset = prepared.resets_per_op();
+    let batch =
+        if per_op_reset { 1 } else { measure::calibrate(bench.as_mut(), measure::batch_target(iteration_time, clock)) };
     ch.send(&Message::Calibrated {
         shape: prepared.shape().as_str().into(),
         batch_size: batch,
         clock_read_nanos: clock,
+        per_op_reset,
     });
 
     let phases = [
@@ -129,8 +132,16 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     ];
     for (kind, count, time) in phases {
         for index in 0..count {
-            let (ops, nanos) = measure::iteration(bench.as_mut(), batch, time);
-            ch.send(&Message::Iteration { kind, index, ops, nanos });
+            let (ops, nanos) = if per_op_reset {
+                measure::reset_iteration(bench.as_mut(), time)
+            } else {
+                measure::iteration(bench.as_mut(), batch, time)
+            };
+            let observed = match prepared.observe() {
+                Ok(o) => o.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                Err(e) => return ch.fail(Stage::Verify, &e.context("observing after an iteration")),
+            };
+            ch.send(&Message::Iteration { kind, index, ops, nanos, observed });
         }
     }
     drop(bench);

@@ -1,0 +1,340 @@
+//! ID-table workloads: what the choice of primary-key type costs end to end — generating the
+//! id, inserting rows keyed by it, finding rows by name and by key, and how insert cost grows
+//! with the table when keys are random rather than time-ordered.
+
+pub mod kinds;
+pub mod table;
+
+pub use kinds::{IdGenerator, IdKind, IdValue};
+pub use table::{IdsDb, Rows};
+
+use crate::db::{DB, DbConfig};
+use crate::params::{ParamKind, ParamSpec};
+use crate::sql::ROW_COUNT;
+use crate::{Phase, Prepared, SetupContext, Workload, WorkloadDef, blocking};
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// `kind`: the identifier kind.
+pub const KIND: ParamSpec = ParamSpec {
+    name: "kind",
+    about: "identifier kind",
+    kind: ParamKind::Choice(&["uuid_v4", "uuid_v7", "ulid", "base62_uuid_v7", "snowflake", "ksuid", "ksuid_millis"]),
+    defaults: &["uuid_v4", "uuid_v7", "ulid", "base62_uuid_v7", "snowflake", "ksuid", "ksuid_millis"],
+};
+
+/// `worker_id`: the Snowflake worker id.
+pub const WORKER_ID: ParamSpec = ParamSpec {
+    name: "worker_id",
+    about: "Snowflake worker id (0..1023)",
+    kind: ParamKind::Int { min: 0, max: 1023 },
+    defaults: &["1"],
+};
+
+const TABLE_PARAMS: &[ParamSpec] = &[KIND, ROW_COUNT, DB, WORKER_ID];
+/// Connections per fork: one measuring thread needs one; the pool leaves room for checks.
+const POOL_SIZE: u32 = 2;
+
+/// The ids group.
+pub static WORKLOADS: &[WorkloadDef] = &[
+    WorkloadDef {
+        name: "ids/batch_insert",
+        about: "one transaction inserting row_count fresh rows, then COUNT(*); table emptied before each op, untimed",
+        params: TABLE_PARAMS,
+        hidden: false,
+        setup: |ctx| Ok(blocking(BatchInsert::create(&IdsCase::from(ctx)?)?)),
+    },
+    WorkloadDef {
+        name: "ids/select_by_name",
+        about: "one transaction counting the rows with a seeded name (name not indexed)",
+        params: TABLE_PARAMS,
+        hidden: false,
+        setup: |ctx| Ok(blocking(SelectByName::create(&IdsCase::from(ctx)?)?)),
+    },
+    WorkloadDef {
+        name: "ids/select_by_id",
+        about: "one transaction fetching one row by primary key",
+        params: TABLE_PARAMS,
+        hidden: false,
+        setup: |ctx| Ok(blocking(SelectById::create(&IdsCase::from(ctx)?)?)),
+    },
+    WorkloadDef {
+        name: "ids/generate",
+        about: "the generator alone, producing the id in its stored form",
+        params: &[KIND, WORKER_ID],
+        hidden: false,
+        setup: setup_generate,
+    },
+    WorkloadDef {
+        name: "ids/insert_growth",
+        about: "single-row inserts into one table that grows through the iterations (table_rows recorded)",
+        params: &[KIND, DB, WORKER_ID],
+        hidden: false,
+        setup: |ctx| Ok(blocking(InsertGrowth::create(&IdsCase::from(ctx)?)?)),
+    },
+];
+
+/// The settings of an id case.
+#[derive(Debug, Clone)]
+pub struct IdsCase {
+    /// Kind.
+    pub kind: IdKind,
+    /// Rows per op (batch insert) or seeded (selects).
+    pub row_count: usize,
+    /// Backend.
+    pub db: DbConfig,
+    /// Snowflake worker id.
+    pub worker_id: u16,
+}
+
+impl IdsCase {
+    /// Reads a case's params; `row_count` is 0 where the workload does not declare it.
+    pub fn from(ctx: &SetupContext) -> anyhow::Result<IdsCase> {
+        Ok(IdsCase {
+            kind: IdKind::from_name(ctx.params.get("kind")?)?,
+            row_count: if ctx.params.0.contains_key("row_count") { ctx.params.count("row_count")? } else { 0 },
+            db: DbConfig::from(ctx, POOL_SIZE)?,
+            worker_id: u16::try_from(ctx.params.int("worker_id")?)?,
+        })
+    }
+
+    fn generator(&self) -> anyhow::Result<IdGenerator> {
+        IdGenerator::new(self.kind, self.worker_id)
+    }
+}
+
+fn setup_generate(ctx: &SetupContext) -> anyhow::Result<Box<dyn Prepared>> {
+    let kind = IdKind::from_name(ctx.params.get("kind")?)?;
+    Ok(blocking(Generate(IdGenerator::new(kind, u16::try_from(ctx.params.int("worker_id")?)?)?)))
+}
+
+/// `ids/generate`.
+pub struct Generate(pub IdGenerator);
+
+impl Workload for Generate {
+    type Local = ();
+    type Output = IdValue;
+    fn local(&self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn op(&self, _: &mut ()) -> IdValue {
+        self.0.generate()
+    }
+    fn verify(&self, _: Phase) -> anyhow::Result<()> {
+        let ids: Vec<IdValue> = (0..1000).map(|_| self.0.generate()).collect();
+        for id in &ids {
+            self.0.check_form(id)?;
+        }
+        let unique: std::collections::HashSet<_> = ids.iter().collect();
+        anyhow::ensure!(unique.len() == ids.len(), "{} duplicate ids in 1000", ids.len() - unique.len());
+        Ok(())
+    }
+}
+
+/// `ids/batch_insert`: every op inserts `row_count` rows into an empty table.
+pub struct BatchInsert {
+    table: IdsDb,
+    ids: IdGenerator,
+    row_count: usize,
+}
+
+impl BatchInsert {
+    /// Creates the empty table.
+    pub fn create(case: &IdsCase) -> anyhow::Result<BatchInsert> {
+        Ok(BatchInsert {
+            table: IdsDb::create(&case.db, case.kind)?,
+            ids: case.generator()?,
+            row_count: case.row_count,
+        })
+    }
+
+    /// One op as measured: fresh ids, one insert transaction, the count.
+    pub fn insert_batch(&self) -> anyhow::Result<i64> {
+        self.table.batch_insert(&Rows::generate(self.row_count, || self.ids.generate()))
+    }
+}
+
+impl Workload for BatchInsert {
+    type Local = ();
+    type Output = i64;
+    const RESET_PER_OP: bool = true;
+    fn local(&self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn reset(&self, _: &mut ()) -> anyhow::Result<()> {
+        self.table.clear()
+    }
+    fn op(&self, _: &mut ()) -> i64 {
+        self.insert_batch().unwrap_or_else(|e| panic!("batch insert failed: {e:#}"))
+    }
+    fn verify(&self, _: Phase) -> anyhow::Result<()> {
+        self.table.clear()?;
+        let n = self.insert_batch()?;
+        anyhow::ensure!(n == self.row_count as i64, "batch insert left {n} rows, expected {}", self.row_count);
+        let stored = self.table.ids_in_stored_order()?;
+        anyhow::ensure!(stored.len() == self.row_count, "{} ids read back", stored.len());
+        self.table.clear()
+    }
+    fn teardown(&self) -> anyhow::Result<()> {
+        self.table.teardown()
+    }
+}
+
+/// A table seeded with `row_count` rows that stays seeded while it is measured.
+struct Seeded {
+    table: IdsDb,
+    rows: Rows,
+}
+
+impl Seeded {
+    fn create(case: &IdsCase) -> anyhow::Result<Seeded> {
+        let table = IdsDb::create(&case.db, case.kind)?;
+        let generator = case.generator()?;
+        let rows = Rows::generate(case.row_count, || generator.generate());
+        let n = table.batch_insert(&rows)?;
+        anyhow::ensure!(n == case.row_count as i64, "seeding left {n} rows, expected {}", case.row_count);
+        Ok(Seeded { table, rows })
+    }
+
+    /// The table still holds exactly the seeded rows.
+    fn check_count(&self) -> anyhow::Result<()> {
+        let n = self.table.count()?;
+        anyhow::ensure!(n == self.rows.ids.len() as i64, "table holds {n} rows, seeded {}", self.rows.ids.len());
+        Ok(())
+    }
+
+    /// Indices of a sample of the seeded rows: first, last and evenly spaced, at most ~200.
+    fn sample(&self) -> impl Iterator<Item = usize> {
+        let n = self.rows.ids.len();
+        (0..n).step_by((n / 200).max(1)).chain(n.checked_sub(1))
+    }
+}
+
+/// `ids/select_by_name`.
+pub struct SelectByName(Seeded);
+
+impl SelectByName {
+    /// Seeds the table.
+    pub fn create(case: &IdsCase) -> anyhow::Result<SelectByName> {
+        Ok(SelectByName(Seeded::create(case)?))
+    }
+
+    /// One op as measured.
+    pub fn count(&self, name: &str) -> anyhow::Result<i64> {
+        self.0.table.count_by_name(name)
+    }
+}
+
+impl Workload for SelectByName {
+    type Local = usize;
+    type Output = i64;
+    fn local(&self, thread: usize) -> anyhow::Result<usize> {
+        Ok(thread.wrapping_mul(7919) % self.0.rows.names.len().max(1))
+    }
+    fn op(&self, next: &mut usize) -> i64 {
+        let name = &self.0.rows.names[*next];
+        *next = if *next + 1 == self.0.rows.names.len() { 0 } else { *next + 1 };
+        self.count(name).unwrap_or_else(|e| panic!("select by name {name} failed: {e:#}"))
+    }
+    fn verify(&self, _: Phase) -> anyhow::Result<()> {
+        self.0.check_count()?;
+        for i in self.0.sample() {
+            let name = &self.0.rows.names[i];
+            let n = self.count(name)?;
+            anyhow::ensure!(n == 1, "select by name {name} counted {n} rows, expected 1");
+        }
+        let n = self.count("entity-absent")?;
+        anyhow::ensure!(n == 0, "select by an absent name counted {n} rows");
+        Ok(())
+    }
+    fn teardown(&self) -> anyhow::Result<()> {
+        self.0.table.teardown()
+    }
+}
+
+/// `ids/select_by_id`.
+pub struct SelectById(Seeded);
+
+impl SelectById {
+    /// Seeds the table.
+    pub fn create(case: &IdsCase) -> anyhow::Result<SelectById> {
+        Ok(SelectById(Seeded::create(case)?))
+    }
+
+    /// One op as measured.
+    pub fn fetch(&self, id: &IdValue) -> anyhow::Result<Option<(String, i32)>> {
+        self.0.table.select_by_id(id)
+    }
+}
+
+impl Workload for SelectById {
+    type Local = usize;
+    type Output = Option<(String, i32)>;
+    fn local(&self, thread: usize) -> anyhow::Result<usize> {
+        Ok(thread.wrapping_mul(7919) % self.0.rows.ids.len().max(1))
+    }
+    fn op(&self, next: &mut usize) -> Option<(String, i32)> {
+        let id = &self.0.rows.ids[*next];
+        *next = if *next + 1 == self.0.rows.ids.len() { 0 } else { *next + 1 };
+        self.fetch(id).unwrap_or_else(|e| panic!("select by id {id:?} failed: {e:#}"))
+    }
+    fn verify(&self, _: Phase) -> anyhow::Result<()> {
+        self.0.check_count()?;
+        let rows = &self.0.rows;
+        for i in self.0.sample() {
+            let found = self.fetch(&rows.ids[i])?;
+            anyhow::ensure!(
+                found.as_ref() == Some(&(rows.names[i].clone(), rows.scores[i])),
+                "select by id {:?} returned {found:?}, expected ({}, {})",
+                rows.ids[i],
+                rows.names[i],
+                rows.scores[i]
+            );
+        }
+        let absent = IdGenerator::new(self.0.table.kind(), 0)?.generate();
+        anyhow::ensure!(self.fetch(&absent)?.is_none(), "an id never inserted was found");
+        Ok(())
+    }
+    fn teardown(&self) -> anyhow::Result<()> {
+        self.0.table.teardown()
+    }
+}
+
+/// `ids/insert_growth`: single-row inserts; the table is never emptied.
+pub struct InsertGrowth {
+    table: IdsDb,
+    ids: IdGenerator,
+    rows: AtomicI64,
+}
+
+impl InsertGrowth {
+    /// Creates the empty table.
+    pub fn create(case: &IdsCase) -> anyhow::Result<InsertGrowth> {
+        Ok(InsertGrowth { table: IdsDb::create(&case.db, case.kind)?, ids: case.generator()?, rows: AtomicI64::new(0) })
+    }
+}
+
+impl Workload for InsertGrowth {
+    type Local = ();
+    type Output = ();
+    fn local(&self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn op(&self, _: &mut ()) {
+        let seq = self.rows.fetch_add(1, Ordering::Relaxed);
+        let id = self.ids.generate();
+        self.table
+            .insert_one(&id, &format!("entity-{seq}"), (seq % 100) as i32)
+            .unwrap_or_else(|e| panic!("insert of {id:?} failed: {e:#}"));
+    }
+    fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
+        Ok(vec![("table_rows", self.rows.load(Ordering::Relaxed))])
+    }
+    fn verify(&self, _: Phase) -> anyhow::Result<()> {
+        let (counted, inserted) = (self.table.count()?, self.rows.load(Ordering::Relaxed));
+        anyhow::ensure!(counted == inserted, "table holds {counted} rows after {inserted} inserts");
+        Ok(())
+    }
+    fn teardown(&self) -> anyhow::Result<()> {
+        self.table.teardown()
+    }
+}
