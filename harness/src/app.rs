@@ -28,7 +28,10 @@ fn select(args: &SelectArgs) -> Result<(&'static Configuration, Vec<ParamOverrid
         .iter()
         .map(|raw| plan::parse_param(raw).map_err(|e| BadInput(format!("invalid -p {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
-    let cases = plan::plan(&Selection { config, filters: &args.filter, hidden: args.hidden, params: &params })?;
+    let settings = [("redis_url".to_string(), args.redis_url.clone())].into();
+    let selection =
+        Selection { config, filters: &args.filter, hidden: args.hidden, params: &params, settings: &settings };
+    let cases = plan::plan(&selection)?;
     Ok((config, params, cases))
 }
 
@@ -133,6 +136,7 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         filters: args.select.filter.clone(),
         params: params.iter().map(|p| p.raw.clone()).collect(),
         database_url: crate::redact::redact(&args.database_url),
+        redis_url: crate::redact::redact(&args.select.redis_url),
     };
     let report = Report {
         schema_version: SCHEMA_VERSION,
@@ -141,7 +145,8 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         benchmarks: vec![],
     };
     let ctx = RunContext { worker_exe, out: &out, settings, database_url: args.database_url.clone(), stop: &stop };
-    let report = runner::run(&cases, report, &ctx, &progress)?;
+    let skipped = crate::preflight::check(&cases, &args.database_url);
+    let report = runner::run(&cases, &skipped, report, &ctx, &progress)?;
 
     print!("{}", summary::render(&report));
     eprintln!("report: {}", out.display());

@@ -51,6 +51,9 @@ pub struct SelectArgs {
     /// Include hidden fault-injecting workloads (for testing the harness).
     #[arg(long)]
     pub hidden: bool,
+    /// Redis server for the `redis` workloads (the default of their `redis_url` param).
+    #[arg(long, env = "REDIS_URL", value_name = "URL", default_value = workloads::redis::DEFAULT_REDIS_URL, hide_env_values = true)]
+    pub redis_url: String,
 }
 
 /// `harness list`.

@@ -4,6 +4,7 @@ pub mod app;
 pub mod cli;
 pub mod format;
 pub mod plan;
+pub mod preflight;
 pub mod progress;
 pub mod protocol;
 /// Credential redaction, shared with the workloads.

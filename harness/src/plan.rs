@@ -111,13 +111,18 @@ pub struct Case {
 }
 
 impl Case {
-    /// `name[a=1,b=2]`, or the bare name without params.
+    /// `name[a=1,b=2]`, or the bare name without params; passwords in values redacted.
     pub fn label(&self) -> String {
         if self.params.0.is_empty() {
             self.def.name.to_string()
         } else {
-            format!("{}[{}]", self.def.name, self.params.display())
+            crate::redact::redact(&format!("{}[{}]", self.def.name, self.params.display()))
         }
+    }
+
+    /// The param values as the report records them: passwords redacted.
+    pub fn params_redacted(&self) -> BTreeMap<String, String> {
+        self.params.0.iter().map(|(k, v)| (k.clone(), crate::redact::redact(v))).collect()
     }
 }
 
@@ -156,6 +161,8 @@ pub struct Selection<'a> {
     pub hidden: bool,
     /// `-p` overrides.
     pub params: &'a [ParamOverride],
+    /// Run settings that param defaults of the form `$name` refer to (e.g. `redis_url`).
+    pub settings: &'a BTreeMap<String, String>,
 }
 
 /// Expands a selection into benchmark cases, rejecting every bad input before anything runs.
@@ -216,7 +223,7 @@ fn matrix(def: &'static WorkloadDef, sel: &Selection<'_>) -> Vec<Case> {
         } else if let Some((_, v)) = sel.config.params.iter().find(|(n, _)| *n == spec.name) {
             v.split(',').map(str::to_string).collect()
         } else {
-            spec.defaults.iter().map(|v| v.to_string()).collect()
+            spec.defaults.iter().map(|v| resolve(v, sel.settings)).collect()
         };
         rows = rows
             .into_iter()
@@ -232,6 +239,14 @@ fn matrix(def: &'static WorkloadDef, sel: &Selection<'_>) -> Vec<Case> {
     rows.into_iter().map(|p| Case { def, params: Params(p) }).collect()
 }
 
+/// A default of the form `$name` is the run setting `name`; anything else is itself.
+fn resolve(default: &str, settings: &BTreeMap<String, String>) -> String {
+    match default.strip_prefix('$').and_then(|name| settings.get(name)) {
+        Some(value) => value.clone(),
+        None => default.to_string(),
+    }
+}
+
 fn first_line(s: &str) -> String {
     s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
@@ -240,8 +255,11 @@ fn first_line(s: &str) -> String {
 mod tests {
     use super::*;
 
+    static SETTINGS: std::sync::LazyLock<BTreeMap<String, String>> =
+        std::sync::LazyLock::new(|| [("redis_url".to_string(), "redis://h:1".to_string())].into());
+
     fn sel<'a>(config: &str, filters: &'a [String], params: &'a [ParamOverride]) -> Selection<'a> {
-        Selection { config: configuration(config).unwrap(), filters, hidden: false, params }
+        Selection { config: configuration(config).unwrap(), filters, hidden: false, params, settings: &SETTINGS }
     }
 
     #[test]
@@ -315,6 +333,18 @@ mod tests {
         assert!(sql.iter().any(|l| l.contains("db=postgres")));
         let smoke: Vec<_> = plan(&sel("smoke", &filters, &[])).unwrap().iter().map(Case::label).collect();
         assert_eq!(smoke, ["sql/thread_select_by_id[db=sqlite,pool_size=10,row_count=100]"]);
+    }
+
+    #[test]
+    fn setting_defaults_resolve_and_labels_hide_passwords() {
+        let filters = ["^redis/fred_get$".to_string()];
+        let cases = plan(&sel("redis", &filters, &[])).unwrap();
+        assert_eq!(cases[0].params.get("redis_url").unwrap(), "redis://h:1");
+        let params = [parse_param("redis_url=redis://u:pw@h:2").unwrap(), parse_param("cache_size=5").unwrap()];
+        let cases = plan(&sel("redis", &filters, &params)).unwrap();
+        assert_eq!(cases[0].params.get("redis_url").unwrap(), "redis://u:pw@h:2", "workers get the real URL");
+        assert_eq!(cases[0].label(), "redis/fred_get[cache_size=5,redis_url=redis://u:***@h:2]");
+        assert_eq!(cases[0].params_redacted()["redis_url"], "redis://u:***@h:2");
     }
 
     #[test]

@@ -18,7 +18,8 @@ pub fn render(report: &Report) -> String {
             ),
             None => ("-".into(), "-".into()),
         };
-        rows.push(vec![b.name.clone(), params, score, error, format!("{}/{}", b.forks_ok(), b.forks.len())]);
+        let forks = if b.skipped.is_some() { "skipped".into() } else { format!("{}/{}", b.forks_ok(), b.forks.len()) };
+        rows.push(vec![b.name.clone(), params, score, error, forks]);
     }
     let widths: Vec<usize> = (0..5).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();

@@ -190,12 +190,38 @@ fn unreachable_postgres_fails_the_case_and_never_shows_the_password() {
     assert!(!text.contains("s3cret") && !err.contains("s3cret"), "password leaked:\n{err}\n{text}");
     let report = read_report(&path);
     let case = &report["benchmarks"][0];
-    assert!(case["score"].is_null(), "no substitute result");
-    let failure = &case["forks"][0]["failure"];
-    assert_eq!(failure["kind"], "setup");
-    let message = failure["message"].as_str().unwrap();
-    assert!(message.contains("cannot connect to PostgreSQL at postgres://bench:***@127.0.0.1:1/test"), "{message}");
-    assert!(message.contains("start PostgreSQL or pass --database-url"), "{message}");
+    assert!(case["score"].is_null() && case["forks"].as_array().unwrap().is_empty(), "no substitute result");
+    let reason = case["skipped"].as_str().unwrap();
+    assert!(reason.contains("cannot reach PostgreSQL at postgres://bench:***@127.0.0.1:1/test"), "{reason}");
+    assert!(reason.contains("start PostgreSQL or pass --database-url"), "{reason}");
+    assert_eq!(err.lines().filter(|l| l.starts_with("error:")).count(), 1, "{err}");
     assert_eq!(report["meta"]["settings"]["database_url"], "postgres://bench:***@127.0.0.1:1/test");
     assert!(err.contains("postgres://bench:***@127.0.0.1:1/test"), "{err}");
+}
+
+#[test]
+fn unreachable_redis_fails_fast_in_one_line_and_skips_its_cases() {
+    let (_dir, path) = report_path();
+    let started = std::time::Instant::now();
+    let out = harness()
+        .args(["run", "redis", "--quiet", "--redis-url", "redis://user:s3cretpw@127.0.0.1:1", "--out"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(code(&out), 1, "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "not fast: {:?}", started.elapsed());
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(errors[0].contains("cannot reach Redis at redis://user:***@127.0.0.1:1"), "{err}");
+    assert!(errors[0].contains("start Redis or pass --redis-url"), "{err}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(![&err, &text, &stdout.to_string()].iter().any(|s| s.contains("s3cretpw")), "password leaked");
+    let report = read_report(&path);
+    for b in report["benchmarks"].as_array().unwrap() {
+        assert!(b["skipped"].as_str().unwrap().contains("cannot reach Redis"), "{b}");
+        assert!(b["score"].is_null() && b["forks"].as_array().unwrap().is_empty(), "{b}");
+        assert_eq!(b["params"]["redis_url"], "redis://user:***@127.0.0.1:1");
+    }
 }

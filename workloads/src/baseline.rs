@@ -16,6 +16,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "empty operation: the measuring loop's own cost per op",
         params: &[],
         hidden: false,
+        servers: crate::registry::no_servers,
         setup: |_| Ok(blocking(Noop)),
     },
     WorkloadDef {
@@ -23,6 +24,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "`work` steps of an xorshift generator: CPU work of a known size",
         params: &[WORK],
         hidden: false,
+        servers: crate::registry::no_servers,
         setup: setup_busy_loop,
     },
     WorkloadDef {
@@ -30,6 +32,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "empty future awaited on a current-thread runtime, one runtime entry per batch",
         params: &[],
         hidden: false,
+        servers: crate::registry::no_servers,
         setup: |_| Ok(asynchronous(AsyncNoop { runtime: current_thread()? })),
     },
     WorkloadDef {
@@ -37,6 +40,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "empty future with one runtime entry (block_on) per op: the floor of that shape",
         params: &[],
         hidden: false,
+        servers: crate::registry::no_servers,
         setup: |_| Ok(blocking(BlockOnNoop { runtime: current_thread()? })),
     },
     WorkloadDef {
@@ -44,6 +48,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "empty closure through tokio spawn_blocking, awaited: the floor of that dispatch",
         params: &[],
         hidden: false,
+        servers: crate::registry::no_servers,
         setup: |_| Ok(asynchronous(SpawnBlockingNoop { runtime: current_thread()? })),
     },
 ];

@@ -28,7 +28,14 @@ const PARAMS: &[ParamSpec] = &[AFTER_MS, FORK];
 
 macro_rules! fault {
     ($name:literal, $about:literal, $fault:expr) => {
-        WorkloadDef { name: $name, about: $about, params: PARAMS, hidden: true, setup: |ctx| setup(ctx, $fault) }
+        WorkloadDef {
+            name: $name,
+            about: $about,
+            params: PARAMS,
+            hidden: true,
+            setup: |ctx| setup(ctx, $fault),
+            servers: crate::registry::no_servers,
+        }
     };
 }
 

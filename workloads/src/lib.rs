@@ -6,11 +6,13 @@
 //! *batch* of operations ([`Bench::run_batch`]), never one per operation.
 
 pub mod baseline;
+pub mod cache;
 pub mod db;
 pub mod fault;
 pub mod ids;
 pub mod params;
 pub mod redact;
+pub mod redis;
 pub mod registry;
 pub mod sql;
 
@@ -19,7 +21,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 pub use params::{ParamKind, ParamSpec, Params};
-pub use registry::{SetupContext, WorkloadDef};
+pub use registry::{Server, SetupContext, WorkloadDef};
 
 /// When a correctness check runs: before the first measured op, or after the last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! The list of every workload, and what a workload's setup is given.
 
-use crate::{Params, Prepared, baseline, fault, ids, params::ParamSpec, sql};
+use crate::{Params, Prepared, baseline, cache, fault, ids, params::ParamSpec, redis, sql};
 
 /// Default PostgreSQL URL (`--database-url`, `DATABASE_URL`).
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
@@ -35,6 +35,48 @@ pub struct WorkloadDef {
     pub hidden: bool,
     /// Builds the workload state for one fork.
     pub setup: fn(&SetupContext) -> anyhow::Result<Box<dyn Prepared>>,
+    /// The servers a case needs, with their URLs, so the parent can check them before measuring.
+    pub servers: fn(&SetupContext) -> Vec<(Server, String)>,
+}
+
+/// A server a workload talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Server {
+    /// PostgreSQL.
+    Postgres,
+    /// Redis.
+    Redis,
+}
+
+impl Server {
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Server::Postgres => "PostgreSQL",
+            Server::Redis => "Redis",
+        }
+    }
+
+    /// The option that points the harness at it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Server::Postgres => "--database-url (or DATABASE_URL)",
+            Server::Redis => "--redis-url (or REDIS_URL)",
+        }
+    }
+
+    /// Its default TCP port.
+    pub fn default_port(self) -> u16 {
+        match self {
+            Server::Postgres => 5432,
+            Server::Redis => 6379,
+        }
+    }
+}
+
+/// For workloads that need no server.
+pub fn no_servers(_: &SetupContext) -> Vec<(Server, String)> {
+    vec![]
 }
 
 impl WorkloadDef {
@@ -57,7 +99,14 @@ impl std::fmt::Debug for WorkloadDef {
 
 /// Every workload, hidden ones included, in listing order.
 pub fn all() -> Vec<&'static WorkloadDef> {
-    baseline::WORKLOADS.iter().chain(sql::WORKLOADS).chain(ids::WORKLOADS).chain(fault::WORKLOADS).collect()
+    baseline::WORKLOADS
+        .iter()
+        .chain(sql::WORKLOADS)
+        .chain(ids::WORKLOADS)
+        .chain(cache::WORKLOADS)
+        .chain(redis::WORKLOADS)
+        .chain(fault::WORKLOADS)
+        .collect()
 }
 
 /// The workload called exactly `name`.

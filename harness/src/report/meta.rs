@@ -106,6 +106,8 @@ pub struct RunSettings {
     pub params: Vec<String>,
     /// PostgreSQL URL, password redacted.
     pub database_url: String,
+    /// Redis URL (`--redis-url`), password redacted.
+    pub redis_url: String,
 }
 
 impl Meta {

@@ -56,6 +56,9 @@ pub struct Benchmark {
     pub forks: Vec<Fork>,
     /// Throughput over all measured iterations of the forks that finished ok; absent when none did.
     pub score: Option<Score>,
+    /// Why the case was not run at all (a server it needs was unreachable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 /// Settings of one case.

@@ -28,12 +28,24 @@ pub struct RunContext<'a> {
     pub stop: &'a AtomicBool,
 }
 
-/// Runs `cases` into `report`, writing it after every fork; returns the final report.
-pub fn run(cases: &[Case], mut report: Report, ctx: &RunContext<'_>, progress: &Progress) -> anyhow::Result<Report> {
+/// Runs `cases` into `report`, writing it after every fork; returns the final report. A case
+/// with a `skipped` reason is recorded without running.
+pub fn run(
+    cases: &[Case],
+    skipped: &[Option<String>],
+    mut report: Report,
+    ctx: &RunContext<'_>,
+    progress: &Progress,
+) -> anyhow::Result<Report> {
     write::write_atomic(ctx.out, &report)?;
     let forks = ctx.settings.forks;
     'cases: for (case_index, case) in cases.iter().enumerate() {
         let label = case.label();
+        if let Some(reason) = skipped.get(case_index).cloned().flatten() {
+            report.benchmarks.push(Benchmark { skipped: Some(reason), ..benchmark(case, &ctx.settings) });
+            write::write_atomic(ctx.out, &report)?;
+            continue;
+        }
         for fork_index in 0..forks {
             if ctx.stop.load(Ordering::SeqCst) {
                 break 'cases;
@@ -94,16 +106,8 @@ fn run_fork(ctx: &RunContext<'_>, task: &Task, on_message: &mut dyn FnMut(&Messa
 
 /// Adds `fork` to the case's entry (creating it with the first fork) and rescores it.
 fn record(report: &mut Report, case: &Case, settings: &CaseSettings, fork: Fork, shape: Option<String>) {
-    let fresh = fork.index == 0;
-    if fresh {
-        report.benchmarks.push(Benchmark {
-            name: case.def.name.to_string(),
-            params: case.params.0.clone(),
-            shape: None,
-            settings: settings.clone(),
-            forks: vec![],
-            score: None,
-        });
+    if fork.index == 0 {
+        report.benchmarks.push(benchmark(case, settings));
     }
     let b = report.benchmarks.last_mut().expect("entry exists");
     if b.shape.is_none() {
@@ -113,7 +117,20 @@ fn record(report: &mut Report, case: &Case, settings: &CaseSettings, fork: Fork,
     b.score = Score::from_forks(&b.forks);
 }
 
-/// True when any fork of any case failed.
+/// A case's empty entry: params redacted, no forks yet.
+fn benchmark(case: &Case, settings: &CaseSettings) -> Benchmark {
+    Benchmark {
+        name: case.def.name.to_string(),
+        params: case.params_redacted(),
+        shape: None,
+        settings: settings.clone(),
+        forks: vec![],
+        score: None,
+        skipped: None,
+    }
+}
+
+/// True when any case was skipped or any fork of any case failed.
 pub fn any_failed(report: &Report) -> bool {
-    report.benchmarks.iter().any(|b| b.forks.iter().any(|f| f.status != ForkStatus::Ok))
+    report.benchmarks.iter().any(|b| b.skipped.is_some() || b.forks.iter().any(|f| f.status != ForkStatus::Ok))
 }

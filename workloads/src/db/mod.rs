@@ -19,6 +19,14 @@ pub const DB: ParamSpec = ParamSpec {
     defaults: &["sqlite"],
 };
 
+/// The PostgreSQL server a case with `db=postgres` needs.
+pub fn servers(ctx: &SetupContext) -> Vec<(crate::registry::Server, String)> {
+    match ctx.params.get("db") {
+        Ok("postgres") => vec![(crate::registry::Server::Postgres, ctx.database_url.clone())],
+        _ => vec![],
+    }
+}
+
 /// Which server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {

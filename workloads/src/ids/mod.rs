@@ -41,6 +41,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "one transaction inserting row_count fresh rows, then COUNT(*); table emptied before each op, untimed",
         params: TABLE_PARAMS,
         hidden: false,
+        servers: crate::db::servers,
         setup: |ctx| Ok(blocking(BatchInsert::create(&IdsCase::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -48,6 +49,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "one transaction counting the rows with a seeded name (name not indexed)",
         params: TABLE_PARAMS,
         hidden: false,
+        servers: crate::db::servers,
         setup: |ctx| Ok(blocking(SelectByName::create(&IdsCase::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -55,6 +57,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "one transaction fetching one row by primary key",
         params: TABLE_PARAMS,
         hidden: false,
+        servers: crate::db::servers,
         setup: |ctx| Ok(blocking(SelectById::create(&IdsCase::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -62,6 +65,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "the generator alone, producing the id in its stored form",
         params: &[KIND, WORKER_ID],
         hidden: false,
+        servers: crate::registry::no_servers,
         setup: setup_generate,
     },
     WorkloadDef {
@@ -69,6 +73,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "single-row inserts into one table that grows through the iterations (table_rows recorded)",
         params: &[KIND, DB, WORKER_ID],
         hidden: false,
+        servers: crate::db::servers,
         setup: |ctx| Ok(blocking(InsertGrowth::create(&IdsCase::from(ctx)?)?)),
     },
 ];

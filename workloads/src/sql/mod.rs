@@ -50,6 +50,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "select-by-id transaction, blocking driver on the measuring thread",
         params: PARAMS,
         hidden: false,
+        servers: crate::db::servers,
         setup: |ctx| Ok(crate::blocking(ThreadSelect::create(&SqlConfig::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -57,6 +58,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "the same blocking call through tokio spawn_blocking, awaited",
         params: PARAMS,
         hidden: false,
+        servers: crate::db::servers,
         setup: |ctx| Ok(crate::asynchronous(SpawnBlockingSelect::create(&SqlConfig::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -64,6 +66,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "sqlx begin/select/commit awaited, one runtime entry per op",
         params: PARAMS,
         hidden: false,
+        servers: crate::db::servers,
         setup: |ctx| Ok(crate::blocking(AsyncSelect::create(&SqlConfig::from(ctx)?)?)),
     },
 ];

@@ -33,3 +33,26 @@ pub fn postgres() -> Option<String> {
         }
     }
 }
+
+/// The Redis URL the tests use: `REDIS_URL` or the default.
+pub fn redis_url() -> String {
+    std::env::var("REDIS_URL").unwrap_or_else(|_| workloads::redis::DEFAULT_REDIS_URL.into())
+}
+
+/// `Some(url)` when Redis answers PING; `None` (with a SKIPPED line) outside CI; a panic in CI.
+pub fn redis() -> Option<String> {
+    let url = redis_url();
+    let reachable = redis::Client::open(url.as_str())
+        .and_then(|c| c.get_connection_with_timeout(std::time::Duration::from_secs(3)))
+        .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c));
+    match reachable {
+        Ok(_) => Some(url),
+        Err(e) if in_ci() => {
+            panic!("Redis is unreachable at {} with CI=true ({e}): .ci/run must start it", redact(&url))
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: Redis is unreachable at {} ({e}); start it to run this test", redact(&url));
+            None
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! The near cache over Redis: a fred client in RESP3 mode with client tracking, whose
+//! invalidation messages drop the local copy, so that a key changed by another connection is
+//! reloaded on its next read.
+
+use super::{RedisCase, current_thread, delete_keys, fred_client, write_binary};
+use crate::cache::near::BoxFuture;
+use crate::cache::{BackStore, Entity, KeyCursor, NearCache};
+use crate::{AsyncWorkload, Phase};
+use fred::interfaces::{KeysInterface, TrackingInterface};
+use std::sync::Arc;
+
+/// A Redis back store: keys `<prefix>near:<id>`, binary codec.
+pub struct RedisStore {
+    client: fred::clients::Client,
+    key_prefix: String,
+}
+
+impl RedisStore {
+    /// The key of `id`.
+    pub fn key(&self, id: u64) -> String {
+        format!("{}{id}", self.key_prefix)
+    }
+
+    /// The id a key names, if it is one of this store's keys.
+    pub fn id_of(&self, key: &str) -> Option<u64> {
+        key.strip_prefix(&self.key_prefix)?.parse().ok()
+    }
+}
+
+impl BackStore<u64, Arc<Entity>> for RedisStore {
+    fn load<'a>(&'a self, id: &'a u64) -> BoxFuture<'a, anyhow::Result<Option<Arc<Entity>>>> {
+        Box::pin(async move {
+            let bytes: Option<bytes::Bytes> = self.client.get(self.key(*id)).await?;
+            Ok(bytes.map(|b| Entity::from_binary(&b)).transpose()?.map(Arc::new))
+        })
+    }
+}
+
+/// `redis/near_hit` and `redis/near_miss`.
+pub struct NearRedis {
+    near: Arc<NearCache<u64, Arc<Entity>>>,
+    store: Arc<RedisStore>,
+    keys: Vec<String>,
+    miss: bool,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl NearRedis {
+    /// Writes the keys, starts tracking, wires invalidations to the front, loads every key once.
+    pub fn create(case: &RedisCase, miss: bool) -> anyhow::Result<NearRedis> {
+        let runtime = current_thread()?;
+        let keys = case.keys("near");
+        let (near, store) = runtime.block_on(async {
+            let client = fred_client(&case.url, true).await?;
+            write_binary(&client, &keys).await?;
+            // Default tracking mode: the server remembers the keys this connection read and
+            // pushes an invalidation when any connection changes one of them.
+            client.start_tracking(None, false, false, false, false).await?;
+            let store = Arc::new(RedisStore { client, key_prefix: format!("{}near:", case.prefix) });
+            let near = Arc::new(NearCache::new(case.cache_size, store.clone() as Arc<dyn BackStore<_, _>>));
+            let mut invalidations = store.client.invalidation_rx();
+            let (front, keys_of) = (near.front().clone(), Arc::clone(&store));
+            tokio::spawn(async move {
+                while let Ok(inv) = invalidations.recv().await {
+                    for key in inv.keys {
+                        if let Some(id) = key.as_str().and_then(|k| keys_of.id_of(k)) {
+                            front.invalidate(&id).await;
+                        }
+                    }
+                }
+            });
+            for id in 0..case.cache_size {
+                near.get(&id).await?;
+            }
+            anyhow::Ok((near, store))
+        })?;
+        Ok(NearRedis { near, store, keys, miss, runtime })
+    }
+
+    /// The near cache.
+    pub fn near(&self) -> &Arc<NearCache<u64, Arc<Entity>>> {
+        &self.near
+    }
+
+    /// The store's key for `id`.
+    pub fn key(&self, id: u64) -> String {
+        self.store.key(id)
+    }
+
+    async fn read(&self, id: u64) -> anyhow::Result<Option<Arc<Entity>>> {
+        if self.miss {
+            self.near.invalidate(&id).await;
+        }
+        self.near.get(&id).await
+    }
+}
+
+impl AsyncWorkload for NearRedis {
+    type Local = KeyCursor;
+    type Output = Option<Arc<Entity>>;
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.runtime
+    }
+    fn local(&self, task: usize) -> anyhow::Result<KeyCursor> {
+        Ok(KeyCursor::new(task, self.keys.len() as u64))
+    }
+    async fn op(&self, cursor: &mut KeyCursor) -> Option<Arc<Entity>> {
+        let id = cursor.next_key();
+        self.read(id).await.unwrap_or_else(|e| panic!("near cache get of {id} failed: {e:#}"))
+    }
+    fn verify(&self, _: Phase) -> anyhow::Result<()> {
+        self.runtime.block_on(async {
+            let step = (self.keys.len() / 200).max(1);
+            for id in (0..self.keys.len() as u64).step_by(step) {
+                let got = self.read(id).await?;
+                anyhow::ensure!(got.as_deref() == Some(&Entity::new(id)), "near cache returned {got:?} for {id}");
+            }
+            Ok(())
+        })
+    }
+    fn teardown(&self) -> anyhow::Result<()> {
+        self.runtime.block_on(delete_keys(&self.store.client, &self.keys))
+    }
+}
