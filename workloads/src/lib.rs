@@ -69,13 +69,15 @@ pub trait Workload: Send + Sync + 'static {
 
 /// A workload whose operation is a future, run on the workload's own tokio runtime.
 ///
-/// The worker enters the runtime once per batch and awaits the operations one after another
-/// inside it, so no runtime entry is added per op. A workload that *is* "one runtime entry per
-/// op" (a blocking caller of async code) declares that shape by implementing [`Workload`] and
-/// calling `block_on` in its op.
+/// The worker enters the runtime once per batch: the batch runs as one spawned task that awaits
+/// the operations one after another, so no runtime entry is added per op. (A spawned task rather
+/// than the `block_on` future itself: waking `block_on` from the connection's driver task makes
+/// tokio poll its I/O driver once more per op, a syscall that a task woken from the run queue
+/// does not pay.) A workload that *is* "one runtime entry per op" (a blocking caller of async
+/// code) declares that shape by implementing [`Workload`] and calling `block_on` in its op.
 pub trait AsyncWorkload: Send + Sync + 'static {
     /// Per-measuring-task state.
-    type Local: Send;
+    type Local: Send + 'static;
     /// What one operation resolves to; consumed with [`std::hint::black_box`].
     type Output;
     /// The runtime the operations run on, owned by the workload state.
@@ -83,7 +85,7 @@ pub trait AsyncWorkload: Send + Sync + 'static {
     /// Builds the state owned by measuring task `task`.
     fn local(&self, task: usize) -> anyhow::Result<Self::Local>;
     /// The measured operation.
-    fn op<'a>(&'a self, local: &'a mut Self::Local) -> impl Future<Output = Self::Output> + 'a;
+    fn op<'a>(&'a self, local: &'a mut Self::Local) -> impl Future<Output = Self::Output> + Send + 'a;
     /// Correctness check run by the worker before and after measuring.
     fn verify(&self, _phase: Phase) -> anyhow::Result<()> {
         Ok(())
@@ -190,19 +192,27 @@ impl<W: Workload> Bench for BlockingBench<W> {
 
 struct AsyncBench<W: AsyncWorkload> {
     workload: Arc<W>,
-    local: W::Local,
+    /// Moved into the batch's task and back.
+    local: Option<W::Local>,
 }
 
 impl<W: AsyncWorkload> Bench for AsyncBench<W> {
     #[inline(never)]
     fn run_batch(&mut self, n: u64) {
-        let workload = &*self.workload;
-        let local = &mut self.local;
-        workload.runtime().block_on(async {
+        let workload = Arc::clone(&self.workload);
+        let mut local = self.local.take().expect("local state is back after every batch");
+        let runtime = self.workload.runtime();
+        let batch = runtime.spawn(async move {
             for _ in 0..n {
-                black_box(workload.op(local).await);
+                black_box(workload.op(&mut local).await);
             }
+            local
         });
+        match runtime.block_on(batch) {
+            Ok(local) => self.local = Some(local),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => panic!("batch task failed: {e}"),
+        }
     }
 }
 
@@ -234,7 +244,7 @@ impl<W: AsyncWorkload> Prepared for Async<W> {
     }
     fn bench(&self, index: usize) -> anyhow::Result<Box<dyn Bench>> {
         let local = self.0.local(index)?;
-        Ok(Box::new(AsyncBench { workload: Arc::clone(&self.0), local }))
+        Ok(Box::new(AsyncBench { workload: Arc::clone(&self.0), local: Some(local) }))
     }
     fn verify(&self, phase: Phase) -> anyhow::Result<()> {
         self.0.verify(phase)
