@@ -4,7 +4,7 @@ use crate::cli::{Cli, Command, EnvArgs, ListArgs, RunArgs, SelectArgs};
 use crate::plan::{self, Case, Configuration, ParamOverride, Selection};
 use crate::progress::Progress;
 use crate::report::{CaseSettings, Meta, Report, RunStatus, SCHEMA_VERSION, meta::RunSettings, write};
-use crate::runner::{self, RunContext};
+use crate::runner::{self, InstructionSettings, RunContext};
 use crate::{BadInput, EXIT_FAILED, EXIT_INTERRUPTED, summary};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -104,6 +104,21 @@ fn default_out(config: &str) -> PathBuf {
     PathBuf::from("target/harness").join(format!("{config}-{stamp}.json"))
 }
 
+/// The valgrind executable on PATH, for `--instructions`.
+fn find_valgrind() -> Result<PathBuf, BadInput> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join("valgrind"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            BadInput(
+                "--instructions needs valgrind (callgrind), which is not on PATH: install it (apt-get install valgrind) or drop --instructions"
+                    .into(),
+            )
+        })
+}
+
 fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let (config, params, cases) = select(&args.select)?;
     let settings = settings(args, config);
@@ -111,6 +126,15 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     write::check_writable(&out)
         .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", out.display())))?;
     let worker_exe = std::env::current_exe()?;
+    let instructions = match args.instructions {
+        true => Some(InstructionSettings {
+            valgrind: find_valgrind()?,
+            ops: args.instr_ops,
+            warmup_ops: None,
+            forks: args.instr_forks,
+        }),
+        false => None,
+    };
 
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
@@ -137,6 +161,8 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         params: params.iter().map(|p| p.raw.clone()).collect(),
         database_url: crate::redact::redact(&args.database_url),
         redis_url: crate::redact::redact(&args.select.redis_url),
+        instructions: args.instructions,
+        instr_ops: args.instr_ops,
     };
     let report = Report {
         schema_version: SCHEMA_VERSION,
@@ -144,7 +170,8 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         meta: Meta::collect(Some(config.name.to_string()), Some(run_settings)),
         benchmarks: vec![],
     };
-    let ctx = RunContext { worker_exe, out: &out, settings, database_url: args.database_url.clone(), stop: &stop };
+    let database_url = args.database_url.clone();
+    let ctx = RunContext { worker_exe, out: &out, settings, database_url, instructions, stop: &stop };
     let skipped = crate::preflight::check(&cases, &args.database_url);
     let report = runner::run(&cases, &skipped, report, &ctx, &progress)?;
 

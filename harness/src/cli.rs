@@ -94,6 +94,17 @@ pub struct RunArgs {
     /// PostgreSQL server for `db=postgres` cases.
     #[arg(long, env = "DATABASE_URL", value_name = "URL", default_value = workloads::registry::DEFAULT_DATABASE_URL, hide_env_values = true)]
     pub database_url: String,
+    /// Add one fork per case that counts instructions per op under valgrind's callgrind
+    /// (exact and repeatable; every thread of the worker counted).
+    #[arg(long)]
+    pub instructions: bool,
+    /// Ops counted by an instruction fork [default: 1000, or 20 for workloads that reset before every op].
+    #[arg(long, value_name = "N", value_parser = at_least_one_u64, requires = "instructions")]
+    pub instr_ops: Option<u64>,
+    /// Instruction forks per case with --instructions (more than one shows the spread of
+    /// workloads that are not deterministic).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one, allow_negative_numbers = true, requires = "instructions")]
+    pub instr_forks: u32,
     /// No progress output (failures and the summary are still printed).
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -119,6 +130,14 @@ fn at_least_one(s: &str) -> Result<u32, String> {
     match count(s)? {
         0 => Err("must be at least 1".into()),
         n => Ok(n),
+    }
+}
+
+fn at_least_one_u64(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<i128>() {
+        Ok(v) if v < 1 => Err("must be at least 1".into()),
+        Ok(v) => u64::try_from(v).map_err(|_| "is too large".into()),
+        Err(_) => Err("expected a whole number".into()),
     }
 }
 

@@ -280,7 +280,7 @@ mod tests {
     #[test]
     fn matrix_multiplies_values_and_p_wins() {
         let params = [parse_param("work=1,2,3").unwrap()];
-        let filters = ["busy".to_string()];
+        let filters = ["^baseline/busy_loop$".to_string()];
         let cases = plan(&sel("smoke", &filters, &params)).unwrap();
         let labels: Vec<_> = cases.iter().map(Case::label).collect();
         assert_eq!(labels, ["baseline/busy_loop[work=1]", "baseline/busy_loop[work=2]", "baseline/busy_loop[work=3]"]);

@@ -36,6 +36,21 @@ pub struct Task {
     pub iteration_nanos: u64,
     /// PostgreSQL URL for `db=postgres` cases (sent on stdin, never on the command line).
     pub database_url: String,
+    /// Present for an instruction-count fork: the worker runs under callgrind, runs
+    /// `warmup_ops` uninstrumented, then exactly `ops` ops with collection on, instead of timed
+    /// iterations.
+    #[serde(default)]
+    pub instructions: Option<InstructionTask>,
+}
+
+/// What an instruction-count fork runs.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct InstructionTask {
+    /// Ops run before collection starts (default: a tenth of `ops`).
+    pub warmup_ops: Option<u64>,
+    /// Ops run with collection on (default: 1000, or 20 for workloads that reset before every
+    /// op, whose ops are long).
+    pub ops: Option<u64>,
 }
 
 /// Warmup or measurement.
@@ -117,6 +132,14 @@ pub enum Message {
         /// What the workload observed after the iteration (for example `table_rows`).
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         observed: BTreeMap<String, i64>,
+    },
+    /// The instrumented ops ran and callgrind dumped their counts (instruction forks only).
+    Instrumented {
+        /// Ops run with collection on.
+        ops: u64,
+        /// Whether the workload declares its ops deterministic (same instructions every run).
+        #[serde(default)]
+        deterministic: bool,
     },
     /// Everything finished, teardown included.
     Done,

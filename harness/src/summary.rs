@@ -5,7 +5,12 @@ use crate::report::Report;
 
 /// Renders the summary table of `report`.
 pub fn render(report: &Report) -> String {
-    let mut rows = vec![["benchmark", "params", "ops/s", "± error (99.9%)", "forks ok"].map(String::from).to_vec()];
+    let with_instr = report.benchmarks.iter().any(|b| b.instructions.is_some());
+    let mut header = ["benchmark", "params", "ops/s", "± error (99.9%)", "forks ok"].map(String::from).to_vec();
+    if with_instr {
+        header.push("instr/op".into());
+    }
+    let mut rows = vec![header];
     for b in &report.benchmarks {
         let params = b.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
         let (score, error) = match &b.score {
@@ -19,9 +24,20 @@ pub fn render(report: &Report) -> String {
             None => ("-".into(), "-".into()),
         };
         let forks = if b.skipped.is_some() { "skipped".into() } else { format!("{}/{}", b.forks_ok(), b.forks.len()) };
-        rows.push(vec![b.name.clone(), params, score, error, forks]);
+        let mut row = vec![b.name.clone(), params, score, error, forks];
+        if with_instr {
+            // "~" marks counts that vary run to run (the workload is not deterministic).
+            row.push(
+                b.instructions
+                    .as_ref()
+                    .map_or("-".into(), |i| format!("{}{:.1}", if i.deterministic { "" } else { "~" }, i.per_op)),
+            );
+        }
+        rows.push(row);
     }
-    let widths: Vec<usize> = (0..5).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let columns = rows[0].len();
+    let widths: Vec<usize> =
+        (0..columns).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for (i, r) in rows.iter().enumerate() {
         let cells: Vec<String> = r

@@ -44,6 +44,14 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         setup: |_| Ok(blocking(BlockOnNoop { runtime: current_thread()? })),
     },
     WorkloadDef {
+        name: "baseline/other_thread_busy",
+        about: "`work` xorshift steps done on a helper thread while the measuring thread waits",
+        params: &[WORK],
+        hidden: false,
+        servers: crate::registry::no_servers,
+        setup: |ctx| Ok(blocking(OtherThreadBusy { work: ctx.params.int("work")? as u64 })),
+    },
+    WorkloadDef {
         name: "baseline/spawn_blocking_noop",
         about: "empty closure through tokio spawn_blocking, awaited: the floor of that dispatch",
         params: &[],
@@ -145,12 +153,57 @@ impl Workload for BlockOnNoop {
     }
 }
 
+/// `work` xorshift steps on a helper thread (one per measuring thread), answered over channels:
+/// proof that instruction counts include work done on threads other than the measuring one.
+pub struct OtherThreadBusy {
+    work: u64,
+}
+
+/// A measuring thread's channels to its helper thread.
+pub struct Helper {
+    to_helper: std::sync::mpsc::Sender<u64>,
+    from_helper: std::sync::mpsc::Receiver<u64>,
+    state: u64,
+}
+
+impl Workload for OtherThreadBusy {
+    type Local = Helper;
+    type Output = u64;
+    fn local(&self, thread: usize) -> anyhow::Result<Helper> {
+        let (to_helper, requests) = std::sync::mpsc::channel::<u64>();
+        let (answers, from_helper) = std::sync::mpsc::channel();
+        let work = self.work;
+        // The helper ends when the measuring thread drops its sender.
+        std::thread::Builder::new().name(format!("helper-{thread}")).spawn(move || {
+            for x in requests {
+                if answers.send(xorshift(x, work)).is_err() {
+                    break;
+                }
+            }
+        })?;
+        Ok(Helper { to_helper, from_helper, state: 0x9E37_79B9_7F4A_7C15 ^ thread as u64 })
+    }
+    fn op(&self, h: &mut Helper) -> u64 {
+        h.to_helper.send(h.state).expect("helper thread alive");
+        h.state = h.from_helper.recv().expect("helper thread answers");
+        h.state
+    }
+    /// Threads meet through futexes whose spinning depends on timing.
+    fn deterministic(&self) -> bool {
+        false
+    }
+}
+
 /// An empty closure handed to tokio's blocking pool and awaited.
 pub struct SpawnBlockingNoop {
     runtime: tokio::runtime::Runtime,
 }
 
 impl AsyncWorkload for SpawnBlockingNoop {
+    /// Hands work to another thread.
+    fn deterministic(&self) -> bool {
+        false
+    }
     type Local = ();
     type Output = ();
     fn runtime(&self) -> &tokio::runtime::Runtime {

@@ -65,6 +65,11 @@ pub trait Workload: Send + Sync + 'static {
     fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
         Ok(vec![])
     }
+    /// Whether an op executes the same instructions in every run: false when it reads a clock,
+    /// hands work to another thread or talks to a server.
+    fn deterministic(&self) -> bool {
+        true
+    }
 }
 
 /// A workload whose operation is a future, run on the workload's own tokio runtime.
@@ -94,6 +99,10 @@ pub trait AsyncWorkload: Send + Sync + 'static {
     fn teardown(&self) -> anyhow::Result<()> {
         Ok(())
     }
+    /// Whether an op executes the same instructions in every run (see [`Workload::deterministic`]).
+    fn deterministic(&self) -> bool {
+        true
+    }
 }
 
 /// One measuring thread's handle on a workload: runs `n` operations per dynamic call.
@@ -105,6 +114,13 @@ pub trait Bench: Send {
         let start = std::time::Instant::now();
         self.run_batch(n);
         start.elapsed().as_nanos() as u64
+    }
+    /// Runs `n` ops with `start` right before and `stop` right after them; for workloads that
+    /// reset before every op, around each op, so that resets are never counted.
+    fn run_ops_between(&mut self, n: u64, start: fn(), stop: fn()) {
+        start();
+        self.run_batch(n);
+        stop();
     }
 }
 
@@ -126,6 +142,8 @@ pub trait Prepared: Send + Sync {
     fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
         Ok(vec![])
     }
+    /// Whether an op executes the same instructions in every run (see [`Workload::deterministic`]).
+    fn deterministic(&self) -> bool;
 }
 
 /// How the measured operation executes.
@@ -188,6 +206,22 @@ impl<W: Workload> Bench for BlockingBench<W> {
         }
         nanos
     }
+
+    fn run_ops_between(&mut self, n: u64, start: fn(), stop: fn()) {
+        let workload = &*self.workload;
+        if !W::RESET_PER_OP {
+            start();
+            self.run_batch(n);
+            stop();
+            return;
+        }
+        for _ in 0..n {
+            workload.reset(&mut self.local).unwrap_or_else(|e| panic!("reset before an op failed: {e:#}"));
+            start();
+            black_box(workload.op(&mut self.local));
+            stop();
+        }
+    }
 }
 
 struct AsyncBench<W: AsyncWorkload> {
@@ -236,6 +270,9 @@ impl<W: Workload> Prepared for Blocking<W> {
     fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
         self.0.observe()
     }
+    fn deterministic(&self) -> bool {
+        self.0.deterministic()
+    }
 }
 
 impl<W: AsyncWorkload> Prepared for Async<W> {
@@ -251,5 +288,8 @@ impl<W: AsyncWorkload> Prepared for Async<W> {
     }
     fn teardown(&self) -> anyhow::Result<()> {
         self.0.teardown()
+    }
+    fn deterministic(&self) -> bool {
+        self.0.deterministic()
     }
 }

@@ -108,6 +108,12 @@ pub struct RunSettings {
     pub database_url: String,
     /// Redis URL (`--redis-url`), password redacted.
     pub redis_url: String,
+    /// `--instructions`: an instruction-count fork per case.
+    #[serde(default)]
+    pub instructions: bool,
+    /// `--instr-ops`, when given.
+    #[serde(default)]
+    pub instr_ops: Option<u64>,
 }
 
 impl Meta {

@@ -59,6 +59,81 @@ pub struct Benchmark {
     /// Why the case was not run at all (a server it needs was unreachable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// Instructions per op from the instruction-count forks (`--instructions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<InstructionSummary>,
+}
+
+/// What a fork measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ForkKind {
+    /// Wall-clock iterations (throughput).
+    #[default]
+    Time,
+    /// Instructions under callgrind.
+    Instructions,
+}
+
+/// The instructions an instruction fork counted.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InstructionCount {
+    /// Ops run with collection on.
+    pub ops: u64,
+    /// Instructions executed by those ops, every thread of the process included.
+    pub total: u64,
+    /// The workload declares its ops deterministic: the count repeats exactly run to run.
+    #[serde(default)]
+    pub deterministic: bool,
+}
+
+impl InstructionCount {
+    /// Instructions per op.
+    pub fn per_op(&self) -> f64 {
+        self.total as f64 / self.ops.max(1) as f64
+    }
+}
+
+/// Instructions per op of a case, over its instruction forks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InstructionSummary {
+    /// Instruction forks that counted.
+    pub forks: usize,
+    /// Ops per fork.
+    pub ops: u64,
+    /// Instructions of the first fork (u64, exact).
+    pub total: u64,
+    /// `total / ops`.
+    pub per_op: f64,
+    /// Smallest per-op count over the forks.
+    pub min_per_op: f64,
+    /// Largest per-op count over the forks.
+    pub max_per_op: f64,
+    /// Whether every fork counted exactly the same; null with a single fork (not known).
+    pub identical: Option<bool>,
+    /// The workload declares its ops deterministic. When false (clock reads, other threads,
+    /// servers) the count varies run to run: run `--instr-forks 3` to see the spread.
+    pub deterministic: bool,
+}
+
+impl InstructionSummary {
+    /// The summary of the ok instruction forks, if any counted.
+    pub fn from_forks(forks: &[Fork]) -> Option<InstructionSummary> {
+        let counts: Vec<InstructionCount> =
+            forks.iter().filter(|f| f.status == ForkStatus::Ok).filter_map(|f| f.instructions).collect();
+        let first = *counts.first()?;
+        let per_op: Vec<f64> = counts.iter().map(InstructionCount::per_op).collect();
+        Some(InstructionSummary {
+            forks: counts.len(),
+            ops: first.ops,
+            total: first.total,
+            per_op: first.per_op(),
+            min_per_op: per_op.iter().copied().fold(f64::INFINITY, f64::min),
+            max_per_op: per_op.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            identical: (counts.len() > 1).then(|| counts.iter().all(|c| c.total == first.total)),
+            deterministic: first.deterministic,
+        })
+    }
 }
 
 /// Settings of one case.
@@ -96,6 +171,16 @@ pub struct Fork {
     /// Each op followed an untimed reset and was timed alone (JMH's `Level.Invocation`).
     #[serde(default)]
     pub per_op_reset: bool,
+    /// Throughput or instruction count.
+    #[serde(default)]
+    pub kind: ForkKind,
+    /// What an instruction fork counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<InstructionCount>,
+    /// The op's shape as the worker reported it (recorded on the case, not per fork).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub shape: Option<String>,
     /// Warmup iterations (not scored).
     pub warmup: Vec<Iteration>,
     /// Measured iterations.
@@ -201,7 +286,7 @@ impl Score {
     pub fn from_forks(forks: &[Fork]) -> Option<Score> {
         let samples: Vec<f64> = forks
             .iter()
-            .filter(|f| f.status == ForkStatus::Ok)
+            .filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time)
             .flat_map(|f| f.iterations.iter().map(Iteration::ops_per_sec))
             .collect();
         let s = stats::summarize(&samples)?;
@@ -230,6 +315,9 @@ impl Fork {
             batch_size: None,
             clock_read_nanos: None,
             per_op_reset: false,
+            kind: ForkKind::Time,
+            instructions: None,
+            shape: None,
             warmup: vec![],
             iterations: vec![],
             wall_nanos: 0,

@@ -23,6 +23,7 @@ struct Progress<'a> {
     hello: bool,
     verified_after: bool,
     done: bool,
+    instrumented: Option<(u64, bool)>,
     failure: Option<(FailureKind, String)>,
 }
 
@@ -44,7 +45,8 @@ impl Progress<'_> {
             }
             (true, Message::Hello { .. }) => return Err("a second hello".into()),
             (true, Message::Verified { phase: VerifyPhase::Before }) => {}
-            (true, Message::Calibrated { batch_size, clock_read_nanos, per_op_reset, .. }) => {
+            (true, Message::Calibrated { batch_size, clock_read_nanos, per_op_reset, shape }) => {
+                self.fork.shape = Some(shape.clone());
                 self.fork.batch_size = Some(*batch_size);
                 self.fork.clock_read_nanos = Some(*clock_read_nanos);
                 self.fork.per_op_reset = *per_op_reset;
@@ -59,9 +61,19 @@ impl Progress<'_> {
                 }
                 list.push(Iteration { ops: *ops, nanos: *nanos, observed: observed.clone() });
             }
+            (true, Message::Instrumented { ops, deterministic }) => {
+                if self.task.instructions.is_none() || self.instrumented.is_some() {
+                    return Err("an unexpected instrumented message".into());
+                }
+                self.instrumented = Some((*ops, *deterministic));
+            }
             (true, Message::Verified { phase: VerifyPhase::After }) => self.verified_after = true,
             (true, Message::Done) => {
-                if !self.verified_after || self.fork.iterations.len() != self.task.iterations as usize {
+                let measured = match self.task.instructions {
+                    Some(_) => self.instrumented.is_some(),
+                    None => self.fork.iterations.len() == self.task.iterations as usize,
+                };
+                if !self.verified_after || !measured {
                     return Err("done before every iteration and check was reported".into());
                 }
                 self.done = true;
@@ -87,6 +99,7 @@ fn kind(m: &Message) -> &'static str {
         Message::Verified { .. } => "verified",
         Message::Calibrated { .. } => "calibrated",
         Message::Iteration { .. } => "iteration",
+        Message::Instrumented { .. } => "instrumented",
         Message::Done => "done",
         Message::Error { .. } => "error",
     }
@@ -103,7 +116,8 @@ pub fn collect(
     let started = Instant::now();
     let deadline = started + timeout;
     let fork = Fork::pending(task.fork_index, Some(worker.child.id()));
-    let mut p = Progress { fork, task, hello: false, verified_after: false, done: false, failure: None };
+    let mut p =
+        Progress { fork, task, hello: false, verified_after: false, done: false, instrumented: None, failure: None };
 
     // Phase 1: messages until the pipe closes, a violation, the timeout or an interrupt.
     let mut killed = false;
@@ -161,6 +175,10 @@ pub fn collect(
 
     let mut fork = p.fork;
     fork.wall_nanos = started.elapsed().as_nanos() as u64;
+    if let Some((ops, deterministic)) = p.instrumented {
+        fork.kind = crate::report::ForkKind::Instructions;
+        fork.instructions = Some(crate::report::InstructionCount { ops, total: 0, deterministic });
+    }
     let failure = match (p.failure, status) {
         (Some((kind, message)), status) => Some((kind, with_status(message, status, killed))),
         (None, None) => Some((FailureKind::Exit, "exit status unknown".into())),
@@ -250,12 +268,13 @@ mod tests {
             iterations: 2,
             iteration_nanos: 1,
             database_url: String::new(),
+            instructions: None,
         }
     }
 
     fn progress(t: &Task) -> Progress<'_> {
         let fork = Fork::pending(0, None);
-        Progress { fork, task: t, hello: false, verified_after: false, done: false, failure: None }
+        Progress { fork, task: t, hello: false, verified_after: false, done: false, instrumented: None, failure: None }
     }
 
     fn hello(protocol: u32) -> Message {

@@ -7,8 +7,12 @@ pub mod spawn;
 
 use crate::plan::Case;
 use crate::progress::Progress;
-use crate::protocol::{Message, PROTOCOL_VERSION, Task};
-use crate::report::{Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, Report, RunStatus, Score, write};
+use crate::protocol::{InstructionTask, PROTOCOL_VERSION, Task};
+use crate::report::{
+    Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, InstructionSummary, Report, RunStatus, Score,
+    write,
+};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -24,8 +28,23 @@ pub struct RunContext<'a> {
     pub settings: CaseSettings,
     /// PostgreSQL URL handed to the workers.
     pub database_url: String,
+    /// Add an instruction-count fork per case (`--instructions`).
+    pub instructions: Option<InstructionSettings>,
     /// Set by Ctrl-C / SIGTERM.
     pub stop: &'a AtomicBool,
+}
+
+/// How instruction forks run.
+#[derive(Debug, Clone)]
+pub struct InstructionSettings {
+    /// The valgrind executable.
+    pub valgrind: PathBuf,
+    /// `--instr-ops`.
+    pub ops: Option<u64>,
+    /// Ops before collection starts.
+    pub warmup_ops: Option<u64>,
+    /// Instruction forks per case.
+    pub forks: u32,
 }
 
 /// Runs `cases` into `report`, writing it after every fork; returns the final report. A case
@@ -50,21 +69,19 @@ pub fn run(
             if ctx.stop.load(Ordering::SeqCst) {
                 break 'cases;
             }
-            progress.fork_started(&label, case_index, fork_index, forks);
-            let task = task(case, fork_index, ctx);
-            let mut shape = None;
-            let fork = run_fork(ctx, &task, &mut |m| {
-                if let Message::Calibrated { shape: s, .. } = m {
-                    shape = Some(s.clone());
-                }
-                progress.message(&label, m);
-            });
-            if let Some(f) = &fork.failure {
-                progress.warn(&format!("{label} fork {fork_index}: {:?}: {}", f.kind, f.message));
-            }
-            progress.fork_finished(&label, &fork, forks);
-            record(&mut report, case, &ctx.settings, fork, shape);
+            let fork = run_fork(ctx, case, fork_index, None, progress, &label);
+            record(&mut report, case, &ctx.settings, fork);
             write::write_atomic(ctx.out, &report)?;
+        }
+        if let Some(instr) = &ctx.instructions {
+            for fork_index in forks..forks + instr.forks {
+                if ctx.stop.load(Ordering::SeqCst) {
+                    break 'cases;
+                }
+                let fork = run_fork(ctx, case, fork_index, Some(instr), progress, &label);
+                record(&mut report, case, &ctx.settings, fork);
+                write::write_atomic(ctx.out, &report)?;
+            }
         }
     }
     report.status = if ctx.stop.load(Ordering::SeqCst) { RunStatus::Interrupted } else { RunStatus::Complete };
@@ -74,47 +91,118 @@ pub fn run(
     Ok(report)
 }
 
-fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>) -> Task {
+fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>, instr: Option<&InstructionSettings>) -> Task {
     let s = &ctx.settings;
+    let timed = instr.is_none();
     Task {
         protocol: PROTOCOL_VERSION,
         workload: case.def.name.to_string(),
         params: case.params.0.clone(),
         fork_index,
-        warmup_iterations: s.warmup_iterations,
+        warmup_iterations: if timed { s.warmup_iterations } else { 0 },
         warmup_nanos: s.warmup_nanos,
-        iterations: s.iterations,
+        iterations: if timed { s.iterations } else { 0 },
         iteration_nanos: s.iteration_nanos,
         database_url: ctx.database_url.clone(),
+        instructions: instr.map(|i| InstructionTask { warmup_ops: i.warmup_ops, ops: i.ops }),
     }
 }
 
-fn run_fork(ctx: &RunContext<'_>, task: &Task, on_message: &mut dyn FnMut(&Message)) -> Fork {
-    let timeout = Duration::from_nanos(ctx.settings.fork_timeout_nanos);
-    match spawn::spawn(&ctx.worker_exe, task) {
-        Ok(worker) => collect::collect(worker, task, timeout, ctx.stop, on_message),
-        Err(e) => Fork {
-            failure: Some(Failure {
-                kind: FailureKind::Spawn,
-                message: format!("cannot start {}: {e}", ctx.worker_exe.display()),
-                stderr_tail: String::new(),
-            }),
-            ..Fork::pending(task.fork_index, None)
-        },
+/// Runs one fork (timed, or counting instructions under callgrind) and reports its progress.
+fn run_fork(
+    ctx: &RunContext<'_>,
+    case: &Case,
+    fork_index: u32,
+    instr: Option<&InstructionSettings>,
+    progress: &Progress,
+    label: &str,
+) -> Fork {
+    let forks = ctx.settings.forks + ctx.instructions.as_ref().map_or(0, |i| i.forks);
+    progress.fork_started(label, 0, fork_index, forks);
+    let task = task(case, fork_index, ctx, instr);
+    let out_dir = match instr.map(|_| tempfile::Builder::new().prefix("harness-callgrind-").tempdir()).transpose() {
+        Ok(dir) => dir,
+        Err(e) => return spawn_failed(&task, format!("cannot create a directory for callgrind output: {e}")),
+    };
+    let mut command: Vec<OsString> = vec![];
+    if let (Some(instr), Some(dir)) = (instr, &out_dir) {
+        command.push(instr.valgrind.clone().into());
+        command.extend(["--tool=callgrind", "--instr-atstart=no"].map(OsString::from));
+        let mut out = OsString::from("--callgrind-out-file=");
+        out.push(dir.path().join("callgrind.out"));
+        command.push(out);
     }
+    command.push(ctx.worker_exe.clone().into());
+    command.push("__worker".into());
+    // Under valgrind the worker runs tens of times slower: give it at least ten minutes.
+    let mut timeout = Duration::from_nanos(ctx.settings.fork_timeout_nanos);
+    if instr.is_some() {
+        timeout = timeout.max(Duration::from_secs(600));
+    }
+    let mut fork = match spawn::spawn(&command, &task) {
+        Ok(worker) => collect::collect(worker, &task, timeout, ctx.stop, &mut |m| progress.message(label, m)),
+        Err(e) => return spawn_failed(&task, format!("cannot start {}: {e}", command[0].to_string_lossy())),
+    };
+    if let (Some(dir), Some(count)) = (&out_dir, fork.instructions.as_mut()) {
+        match callgrind_total(dir.path()) {
+            Ok(total) => count.total = total,
+            Err(e) => {
+                fork.status = ForkStatus::Failed;
+                fork.instructions = None;
+                fork.failure =
+                    Some(Failure { kind: FailureKind::Protocol, message: e.to_string(), stderr_tail: String::new() });
+            }
+        }
+    }
+    if let Some(f) = &fork.failure {
+        progress.warn(&format!("{label} fork {fork_index}: {:?}: {}", f.kind, f.message));
+    }
+    progress.fork_finished(label, &fork, forks);
+    fork
+}
+
+fn spawn_failed(task: &Task, message: String) -> Fork {
+    Fork {
+        failure: Some(Failure { kind: FailureKind::Spawn, message, stderr_tail: String::new() }),
+        ..Fork::pending(task.fork_index, None)
+    }
+}
+
+/// The instructions of the measured ops: the sum over every dump the worker requested
+/// (`harness-measure`, one per instrumented window) among the callgrind output files in `dir`.
+pub fn callgrind_total(dir: &std::path::Path) -> anyhow::Result<u64> {
+    let (mut total, mut dumps) = (0u64, 0);
+    for entry in std::fs::read_dir(dir)? {
+        let text = std::fs::read_to_string(entry?.path())?;
+        if !text.lines().any(|l| l.starts_with("desc: Trigger: Client Request: harness-measure")) {
+            continue;
+        }
+        // `totals:` is the dump's cost; `summary:` is unreliable once instrumentation has been
+        // stopped and started (callgrind 3.19 prints an underflowed difference there).
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("totals:"))
+            .ok_or_else(|| anyhow::anyhow!("a callgrind dump has no totals line"))?;
+        let ir = line.split_whitespace().next().ok_or_else(|| anyhow::anyhow!("empty totals line"))?;
+        total += ir.parse::<u64>()?;
+        dumps += 1;
+    }
+    anyhow::ensure!(dumps > 0, "callgrind wrote no measurement dump in {}", dir.display());
+    Ok(total)
 }
 
 /// Adds `fork` to the case's entry (creating it with the first fork) and rescores it.
-fn record(report: &mut Report, case: &Case, settings: &CaseSettings, fork: Fork, shape: Option<String>) {
+fn record(report: &mut Report, case: &Case, settings: &CaseSettings, fork: Fork) {
     if fork.index == 0 {
         report.benchmarks.push(benchmark(case, settings));
     }
     let b = report.benchmarks.last_mut().expect("entry exists");
     if b.shape.is_none() {
-        b.shape = shape;
+        b.shape = fork.shape.clone();
     }
     b.forks.push(fork);
     b.score = Score::from_forks(&b.forks);
+    b.instructions = InstructionSummary::from_forks(&b.forks);
 }
 
 /// A case's empty entry: params redacted, no forks yet.
@@ -127,10 +215,33 @@ fn benchmark(case: &Case, settings: &CaseSettings) -> Benchmark {
         forks: vec![],
         score: None,
         skipped: None,
+        instructions: None,
     }
 }
 
 /// True when any case was skipped or any fork of any case failed.
 pub fn any_failed(report: &Report) -> bool {
     report.benchmarks.iter().any(|b| b.skipped.is_some() || b.forks.iter().any(|f| f.status != ForkStatus::Ok))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::callgrind_total;
+
+    #[test]
+    fn callgrind_totals_are_summed_over_measure_dumps_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let dump = |name: &str, trigger: &str, summary: &str, totals: &str| {
+            let text = format!(
+                "version: 1\ndesc: Trigger: {trigger}\nevents: Ir\nsummary: {summary}\nfn=x\n0 1\ntotals: {totals}\n"
+            );
+            std::fs::write(dir.path().join(name), text).unwrap();
+        };
+        dump("callgrind.out", "Program termination", "18446744073708920984", "9");
+        dump("callgrind.out.1", "Client Request: harness-measure", "631806", "631806");
+        dump("callgrind.out.2", "Client Request: harness-measure", "321", "632136");
+        assert_eq!(callgrind_total(dir.path()).unwrap(), 631806 + 632136);
+        let empty = tempfile::tempdir().unwrap();
+        assert!(callgrind_total(empty.path()).unwrap_err().to_string().contains("no measurement dump"));
+    }
 }

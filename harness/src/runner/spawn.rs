@@ -4,10 +4,10 @@
 
 use crate::protocol::{RESULT_FD, Task};
 use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
@@ -89,11 +89,13 @@ impl Worker {
     }
 }
 
-/// Starts `exe __worker`, hands it `task` on stdin, and starts the reader threads.
-pub fn spawn(exe: &Path, task: &Task) -> std::io::Result<Worker> {
+/// Starts `command` (a harness binary's `__worker` mode, possibly wrapped in valgrind), hands
+/// it `task` on stdin, and starts the reader threads.
+pub fn spawn(command: &[OsString], task: &Task) -> std::io::Result<Worker> {
+    let (program, args) = command.split_first().ok_or_else(|| std::io::Error::other("empty worker command"))?;
     let (read_end, write_end): (OwnedFd, OwnedFd) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-    let mut cmd = Command::new(exe);
-    cmd.arg("__worker")
+    let mut cmd = Command::new(program);
+    cmd.args(args)
         .env_clear()
         .envs(ENV_WHITELIST.iter().filter_map(|k| std::env::var_os(k).map(|v| (k, v))))
         .stdin(Stdio::piped())

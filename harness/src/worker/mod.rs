@@ -3,6 +3,7 @@
 //! It never writes files and never reads the clock outside the timed loop's batch boundaries.
 //! Every failure becomes one `error` message naming the stage, then a non-zero exit.
 
+pub mod callgrind;
 pub mod measure;
 
 use crate::protocol::{IterationKind, Message, PROTOCOL_VERSION, RESULT_FD, Stage, Task, VerifyPhase};
@@ -114,6 +115,19 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         Err(e) => return ch.fail(Stage::Setup, &e),
     };
 
+    if let Some(instr) = task.instructions {
+        if !callgrind::running_on_valgrind() {
+            return ch
+                .fail(Stage::Task, &anyhow::anyhow!("an instruction fork must run under valgrind --tool=callgrind"));
+        }
+        let ops = instr.ops.unwrap_or(if prepared.resets_per_op() { 20 } else { 1000 });
+        bench.run_batch(instr.warmup_ops.unwrap_or((ops / 10).max(1)));
+        callgrind::zero();
+        bench.run_ops_between(ops, callgrind::start_instrumentation, callgrind::dump_measure_and_stop);
+        ch.send(&Message::Instrumented { ops, deterministic: prepared.deterministic() });
+        return finish(ch, bench, prepared.as_ref());
+    }
+
     let clock = measure::clock_read_nanos();
     let iteration_time = Duration::from_nanos(task.iteration_nanos);
     let per_op_reset = prepared.resets_per_op();
@@ -144,6 +158,11 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
             ch.send(&Message::Iteration { kind, index, ops, nanos, observed });
         }
     }
+    finish(ch, bench, prepared.as_ref())
+}
+
+/// After measuring: the check, teardown, `done`.
+fn finish(ch: &mut Channel, bench: Box<dyn workloads::Bench>, prepared: &dyn workloads::Prepared) -> ExitCode {
     drop(bench);
 
     if let Err(e) = prepared.verify(Phase::After) {
@@ -153,7 +172,6 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     if let Err(e) = prepared.teardown() {
         return ch.fail(Stage::Teardown, &e);
     }
-    drop(prepared);
     ch.send(&Message::Done);
     ExitCode::SUCCESS
 }

@@ -10,6 +10,11 @@ use crate::{AsyncWorkload, Phase, SetupContext, Workload, WorkloadDef, asynchron
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+/// SipHash-1-3 with fixed keys: what `HashMap`'s `RandomState` computes, minus the per-process
+/// random seed, so that hashing costs the same instructions in every run (the instruction
+/// counts of the cache workloads stay exact run to run).
+pub type FixedState = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+
 /// A small cached entity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entity {
@@ -127,14 +132,14 @@ impl KeyCursor {
 
 /// `cache/moka_hit`.
 pub struct MokaHit {
-    cache: moka::sync::Cache<u64, Arc<Entity>>,
+    cache: moka::sync::Cache<u64, Arc<Entity>, FixedState>,
     size: u64,
 }
 
 impl MokaHit {
     /// A cache bounded at `size`, filled with every key.
     pub fn create(size: u64) -> anyhow::Result<MokaHit> {
-        let cache = moka::sync::Cache::new(size);
+        let cache = moka::sync::Cache::builder().max_capacity(size).build_with_hasher(FixedState::default());
         for id in 0..size {
             cache.insert(id, Arc::new(Entity::new(id)));
         }
@@ -162,14 +167,18 @@ impl Workload for MokaHit {
 
 /// `cache/hashmap_hit`.
 pub struct HashMapHit {
-    map: dashmap::DashMap<u64, Arc<Entity>>,
+    map: dashmap::DashMap<u64, Arc<Entity>, FixedState>,
     size: u64,
 }
 
 impl HashMapHit {
     /// A map holding every key.
     pub fn create(size: u64) -> HashMapHit {
-        HashMapHit { map: (0..size).map(|id| (id, Arc::new(Entity::new(id)))).collect(), size }
+        let map = dashmap::DashMap::with_hasher(FixedState::default());
+        for id in 0..size {
+            map.insert(id, Arc::new(Entity::new(id)));
+        }
+        HashMapHit { map, size }
     }
 }
 
@@ -227,6 +236,11 @@ impl NearLocal {
 }
 
 impl AsyncWorkload for NearLocal {
+    /// moka's future cache runs its housekeeping on its own schedule, so the instructions an
+    /// op pays vary a little run to run.
+    fn deterministic(&self) -> bool {
+        false
+    }
     type Local = KeyCursor;
     type Output = Option<Arc<Entity>>;
     fn runtime(&self) -> &tokio::runtime::Runtime {

@@ -26,7 +26,7 @@ enum Miss {
 
 /// A bounded local front over a back store.
 pub struct NearCache<K, V> {
-    front: moka::future::Cache<K, V>,
+    front: moka::future::Cache<K, V, super::FixedState>,
     back: Arc<dyn BackStore<K, V>>,
 }
 
@@ -37,7 +37,9 @@ where
 {
     /// A near cache holding at most `capacity` entries locally.
     pub fn new(capacity: u64, back: Arc<dyn BackStore<K, V>>) -> NearCache<K, V> {
-        NearCache { front: moka::future::Cache::builder().max_capacity(capacity).build(), back }
+        let front =
+            moka::future::Cache::builder().max_capacity(capacity).build_with_hasher(super::FixedState::default());
+        NearCache { front, back }
     }
 
     /// The value of `key`: from the front when present, else loaded from the back store (one
@@ -68,7 +70,7 @@ where
     }
 
     /// The local front, for inspection.
-    pub fn front(&self) -> &moka::future::Cache<K, V> {
+    pub fn front(&self) -> &moka::future::Cache<K, V, super::FixedState> {
         &self.front
     }
 }

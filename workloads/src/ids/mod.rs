@@ -116,6 +116,10 @@ fn setup_generate(ctx: &SetupContext) -> anyhow::Result<Box<dyn Prepared>> {
 pub struct Generate(pub IdGenerator);
 
 impl Workload for Generate {
+    /// Only random UUIDs read no clock.
+    fn deterministic(&self) -> bool {
+        self.0.kind() == IdKind::UuidV4
+    }
     type Local = ();
     type Output = IdValue;
     fn local(&self, _: usize) -> anyhow::Result<()> {
@@ -159,6 +163,11 @@ impl BatchInsert {
 }
 
 impl Workload for BatchInsert {
+    /// Generates ids (most kinds read a clock), and the keys' values decide the index path of
+    /// every insert (random UUIDs included).
+    fn deterministic(&self) -> bool {
+        false
+    }
     type Local = ();
     type Output = i64;
     const RESET_PER_OP: bool = true;
@@ -230,6 +239,12 @@ impl SelectByName {
 }
 
 impl Workload for SelectByName {
+    /// The scan visits rows in rowid order, the same every run, except for Snowflake ids on
+    /// SQLite: an integer primary key *is* the rowid, so the generated values shape the table.
+    /// PostgreSQL is a server.
+    fn deterministic(&self) -> bool {
+        self.0.table.kind() != IdKind::Snowflake && !matches!(self.0.table.db.backend(), crate::db::Backend::Postgres)
+    }
     type Local = usize;
     type Output = i64;
     fn local(&self, thread: usize) -> anyhow::Result<usize> {
@@ -272,6 +287,10 @@ impl SelectById {
 }
 
 impl Workload for SelectById {
+    /// The keys are random or time-based, so the B-tree a lookup walks differs every run.
+    fn deterministic(&self) -> bool {
+        false
+    }
     type Local = usize;
     type Output = Option<(String, i32)>;
     fn local(&self, thread: usize) -> anyhow::Result<usize> {
@@ -319,6 +338,10 @@ impl InsertGrowth {
 }
 
 impl Workload for InsertGrowth {
+    /// Every op inserts into a different, growing table.
+    fn deterministic(&self) -> bool {
+        false
+    }
     type Local = ();
     type Output = ();
     fn local(&self, _: usize) -> anyhow::Result<()> {

@@ -183,6 +183,10 @@ impl RedisRsGet {
 }
 
 impl AsyncWorkload for RedisRsGet {
+    /// Talks to a server.
+    fn deterministic(&self) -> bool {
+        false
+    }
     /// A key cursor and this task's handle on the multiplexed connection.
     type Local = (KeyCursor, redis::aio::MultiplexedConnection);
     type Output = Option<Entity>;
@@ -259,6 +263,10 @@ pub async fn delete_keys(client: &fred::clients::Client, keys: &[String]) -> any
 }
 
 impl AsyncWorkload for FredGet {
+    /// Talks to a server.
+    fn deterministic(&self) -> bool {
+        false
+    }
     type Local = KeyCursor;
     type Output = Option<Entity>;
     fn runtime(&self) -> &tokio::runtime::Runtime {

@@ -96,6 +96,10 @@ impl NearRedis {
 }
 
 impl AsyncWorkload for NearRedis {
+    /// Invalidations arrive from a server.
+    fn deterministic(&self) -> bool {
+        false
+    }
     type Local = KeyCursor;
     type Output = Option<Arc<Entity>>;
     fn runtime(&self) -> &tokio::runtime::Runtime {

@@ -44,6 +44,10 @@ impl ThreadSelect {
 }
 
 impl Workload for ThreadSelect {
+    /// SQLite on the calling thread is; a PostgreSQL server is not.
+    fn deterministic(&self) -> bool {
+        matches!(self.db.backend(), Backend::Sqlite(_))
+    }
     type Local = Cursor;
     type Output = i64;
     fn local(&self, thread: usize) -> anyhow::Result<Cursor> {
@@ -94,6 +98,10 @@ impl SpawnBlockingSelect {
 }
 
 impl AsyncWorkload for SpawnBlockingSelect {
+    /// Hands work to the blocking pool's threads.
+    fn deterministic(&self) -> bool {
+        false
+    }
     type Local = Cursor;
     type Output = i64;
     fn runtime(&self) -> &tokio::runtime::Runtime {
@@ -229,6 +237,10 @@ impl AsyncSelect {
 }
 
 impl Workload for AsyncSelect {
+    /// sqlx runs SQLite connections on threads of their own, PostgreSQL over the network.
+    fn deterministic(&self) -> bool {
+        false
+    }
     type Local = Cursor;
     type Output = i64;
     fn local(&self, thread: usize) -> anyhow::Result<Cursor> {
