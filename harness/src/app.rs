@@ -18,7 +18,46 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::List(args) => list(&args),
         Command::Run(args) => run_benchmarks(&args),
         Command::Env(args) => env(&args),
+        Command::Compare(args) => compare(&args),
     }
+}
+
+fn read_report(path: &std::path::Path, which: &str) -> Result<Report, BadInput> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| BadInput(format!("cannot read {which} report {}: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| {
+        BadInput(format!(
+            "{which} report {} is not a harness report ({e}): pass a JSON report written by `harness run`",
+            path.display()
+        ))
+    })
+}
+
+fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
+    use crate::compare::{Thresholds, compare, render_markdown, render_text};
+    let base = read_report(&args.base, "base")?;
+    let new = read_report(&args.new, "new")?;
+    let thresholds = match &args.thresholds {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| BadInput(format!("cannot read --thresholds {}: {e}", path.display())))?;
+            Thresholds::parse(&text).map_err(|e| BadInput(format!("invalid --thresholds {}: {e}", path.display())))?
+        }
+        None => Thresholds::default(),
+    };
+    let comparison = compare(&base, &new, args.metric, args.max_regression, &thresholds)?;
+    print!("{}", render_text(&comparison));
+    if let Some(path) = &args.markdown {
+        write::check_writable(path)
+            .map_err(|e| BadInput(format!("cannot write --markdown '{}': {e}", path.display())))?;
+        write::write_bytes_atomic(path, render_markdown(&comparison).as_bytes())?;
+    }
+    Ok(if comparison.regressed() {
+        eprintln!("regression: at least one case worsened past its threshold");
+        ExitCode::from(crate::EXIT_REGRESSION)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn select(args: &SelectArgs) -> Result<(&'static Configuration, Vec<ParamOverride>, Vec<Case>), BadInput> {

@@ -10,7 +10,7 @@ Exit codes:
   1    a fork or benchmark failed (crash, timeout, failed check); the report keeps the rest
   2    bad input (unknown configuration, filter that matches nothing, bad param, count or duration,
        unwritable --out); nothing was measured
-  3    reserved for regressions found by `harness compare`
+  3    `harness compare` found a regression past its threshold
   130  interrupted (Ctrl-C / SIGTERM); the report keeps every finished fork
 
 Configurations: main (everything), smoke (everything except Redis; short), sql, ids, cache, redis.";
@@ -34,6 +34,33 @@ pub enum Command {
     Run(RunArgs),
     /// Print the environment metadata a report records.
     Env(EnvArgs),
+    /// Compare two reports case by case; exit 3 when a case regressed past its threshold.
+    #[command(after_help = AFTER_HELP)]
+    Compare(CompareArgs),
+}
+
+/// `harness compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline report (e.g. from the target branch).
+    #[arg(value_name = "BASE.json")]
+    pub base: PathBuf,
+    /// The candidate report (e.g. from the change).
+    #[arg(value_name = "NEW.json")]
+    pub new: PathBuf,
+    /// What to compare.
+    #[arg(long, value_enum)]
+    pub metric: crate::compare::Metric,
+    /// A case regresses when its metric worsens by more than this percentage.
+    #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = percentage)]
+    pub max_regression: f64,
+    /// TOML file of per-benchmark thresholds: `default = PCT` and `[benchmarks]` entries keyed
+    /// by workload name or case label.
+    #[arg(long, value_name = "FILE")]
+    pub thresholds: Option<PathBuf>,
+    /// Also write the comparison as Markdown (for a CI job summary).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 /// Which cases.
@@ -138,6 +165,13 @@ fn at_least_one_u64(s: &str) -> Result<u64, String> {
         Ok(v) if v < 1 => Err("must be at least 1".into()),
         Ok(v) => u64::try_from(v).map_err(|_| "is too large".into()),
         Err(_) => Err("expected a whole number".into()),
+    }
+}
+
+fn percentage(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err("expected a percentage of 0 or more, e.g. 1 or 0.5".into()),
     }
 }
 

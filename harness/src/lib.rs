@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod compare;
 pub mod format;
 pub mod plan;
 pub mod preflight;
@@ -24,5 +25,7 @@ pub struct BadInput(pub String);
 pub const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code when a fork or benchmark failed.
 pub const EXIT_FAILED: u8 = 1;
+/// Exit code when `harness compare` finds a regression.
+pub const EXIT_REGRESSION: u8 = 3;
 /// Exit code after Ctrl-C or SIGTERM.
 pub const EXIT_INTERRUPTED: u8 = 130;

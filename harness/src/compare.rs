@@ -1,0 +1,358 @@
+//! Comparing two reports: per benchmark case, the metric in each and a verdict against a
+//! regression threshold. Pure functions over reports; the CLI reads, prints and exits.
+//!
+//! `instructions` compares instructions per op from `--instructions` runs: exact counts, so a
+//! threshold of a fraction of a percent is meaningful for deterministic workloads.
+
+use crate::BadInput;
+use crate::report::{Benchmark, Report};
+use std::collections::BTreeMap;
+
+/// What to compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Metric {
+    /// Instructions per op (`harness run --instructions`); lower is better.
+    Instructions,
+}
+
+/// Regression thresholds in percent: a default and per-benchmark overrides.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Thresholds {
+    /// Default for every benchmark (the file's value wins over `--max-regression`).
+    pub default: Option<f64>,
+    /// By workload name (`sql/thread_select_by_id`) or case label (`cache/moka_hit[cache_size=1000]`).
+    #[serde(default)]
+    pub benchmarks: BTreeMap<String, f64>,
+}
+
+impl Thresholds {
+    /// Parses a thresholds file's text.
+    pub fn parse(text: &str) -> Result<Thresholds, String> {
+        let t: Thresholds = toml::from_str(text).map_err(|e| e.message().to_string())?;
+        if let Some((k, v)) = t.benchmarks.iter().find(|(_, v)| !v.is_finite() || **v < 0.0) {
+            return Err(format!("threshold for '{k}' is {v}: use a percentage of 0 or more"));
+        }
+        Ok(t)
+    }
+
+    fn for_case(&self, name: &str, label: &str, fallback: f64) -> f64 {
+        self.benchmarks.get(label).or_else(|| self.benchmarks.get(name)).copied().or(self.default).unwrap_or(fallback)
+    }
+}
+
+/// The verdict on one case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Worse than the threshold allows.
+    Regressed,
+    /// Better by more than the threshold.
+    Improved,
+    /// Within the threshold.
+    Unchanged,
+    /// Only in the base report.
+    Missing,
+    /// Only in the new report.
+    Extra,
+    /// In both, but one lacks the metric.
+    NoData,
+}
+
+impl Verdict {
+    fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Regressed => "REGRESSED",
+            Verdict::Improved => "improved",
+            Verdict::Unchanged => "unchanged",
+            Verdict::Missing => "missing in new",
+            Verdict::Extra => "new case",
+            Verdict::NoData => "no data",
+        }
+    }
+}
+
+/// One case's comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// `name[params]`.
+    pub label: String,
+    /// Metric in the base report.
+    pub base: Option<f64>,
+    /// Metric in the new report.
+    pub new: Option<f64>,
+    /// `(new - base) / base` in percent.
+    pub delta_pct: Option<f64>,
+    /// Threshold applied, percent.
+    pub threshold_pct: f64,
+    /// Verdict.
+    pub verdict: Verdict,
+    /// False when the workload's counts vary run to run.
+    pub deterministic: bool,
+}
+
+/// A whole comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// Metric compared.
+    pub metric: Metric,
+    /// One row per case of either report.
+    pub rows: Vec<Row>,
+}
+
+impl Comparison {
+    /// Whether any case regressed past its threshold.
+    pub fn regressed(&self) -> bool {
+        self.rows.iter().any(|r| r.verdict == Verdict::Regressed)
+    }
+}
+
+/// `name[k=v,...]`, as the summary and `list` print a case.
+pub fn label(b: &Benchmark) -> String {
+    if b.params.is_empty() {
+        return b.name.clone();
+    }
+    let params: Vec<String> = b.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{}[{}]", b.name, params.join(","))
+}
+
+/// Refuses reports that were not made to be compared: another configuration, other `-p`
+/// overrides, or another number of counted ops.
+fn check_comparable(base: &Report, new: &Report, metric: Metric) -> Result<(), BadInput> {
+    let (b, n) = (&base.meta, &new.meta);
+    if b.configuration != n.configuration {
+        return Err(BadInput(format!(
+            "the reports ran different configurations (base {:?}, new {:?}): compare runs of the same configuration",
+            b.configuration, n.configuration
+        )));
+    }
+    let (bs, ns) = (b.settings.as_ref(), n.settings.as_ref());
+    if bs.map(|s| &s.params) != ns.map(|s| &s.params) {
+        return Err(BadInput(format!(
+            "the reports ran with different params (base {:?}, new {:?}): compare runs with the same -p",
+            bs.map(|s| &s.params),
+            ns.map(|s| &s.params)
+        )));
+    }
+    if metric == Metric::Instructions && bs.map(|s| s.instr_ops) != ns.map(|s| s.instr_ops) {
+        return Err(BadInput(format!(
+            "the reports counted different numbers of ops (--instr-ops base {:?}, new {:?}): use the same --instr-ops",
+            bs.and_then(|s| s.instr_ops),
+            ns.and_then(|s| s.instr_ops)
+        )));
+    }
+    Ok(())
+}
+
+fn metric_of(b: &Benchmark, metric: Metric) -> Option<(f64, bool)> {
+    match metric {
+        Metric::Instructions => b.instructions.as_ref().map(|i| (i.per_op, i.deterministic)),
+    }
+}
+
+/// Compares `new` against `base`; `max_regression_pct` applies where `thresholds` is silent.
+pub fn compare(
+    base: &Report,
+    new: &Report,
+    metric: Metric,
+    max_regression_pct: f64,
+    thresholds: &Thresholds,
+) -> Result<Comparison, BadInput> {
+    check_comparable(base, new, metric)?;
+    let index =
+        |r: &Report| -> BTreeMap<String, Benchmark> { r.benchmarks.iter().map(|b| (label(b), b.clone())).collect() };
+    let (base_cases, new_cases) = (index(base), index(new));
+    let mut labels: Vec<&String> =
+        base.benchmarks.iter().map(label).filter_map(|l| base_cases.get_key_value(&l).map(|(k, _)| k)).collect();
+    labels.extend(new_cases.keys().filter(|l| !base_cases.contains_key(*l)));
+    labels.dedup();
+    let rows = labels
+        .into_iter()
+        .map(|label| {
+            let (b, n) = (base_cases.get(label), new_cases.get(label));
+            let name = b.or(n).map_or("", |c| c.name.as_str());
+            let threshold_pct = thresholds.for_case(name, label, max_regression_pct);
+            let (bm, nm) = (b.and_then(|c| metric_of(c, metric)), n.and_then(|c| metric_of(c, metric)));
+            let delta_pct = match (bm, nm) {
+                (Some((bv, _)), Some((nv, _))) if bv > 0.0 => Some((nv - bv) / bv * 100.0),
+                _ => None,
+            };
+            let verdict = match (b, n, delta_pct) {
+                (Some(_), None, _) => Verdict::Missing,
+                (None, Some(_), _) => Verdict::Extra,
+                (_, _, Some(d)) if d > threshold_pct => Verdict::Regressed,
+                (_, _, Some(d)) if d < -threshold_pct => Verdict::Improved,
+                (_, _, Some(_)) => Verdict::Unchanged,
+                _ => Verdict::NoData,
+            };
+            let deterministic = bm.or(nm).is_none_or(|(_, d)| d);
+            Row {
+                label: label.clone(),
+                base: bm.map(|m| m.0),
+                new: nm.map(|m| m.0),
+                delta_pct,
+                threshold_pct,
+                verdict,
+                deterministic,
+            }
+        })
+        .collect();
+    Ok(Comparison { metric, rows })
+}
+
+fn cells(r: &Row) -> [String; 6] {
+    let num = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
+    [
+        format!("{}{}", r.label, if r.deterministic { "" } else { " (varies run to run)" }),
+        num(r.base),
+        num(r.new),
+        r.delta_pct.map_or("-".into(), |d| format!("{d:+.2}%")),
+        format!("{:.2}%", r.threshold_pct),
+        r.verdict.as_str().into(),
+    ]
+}
+
+const HEADER: [&str; 6] = ["benchmark", "base instr/op", "new instr/op", "delta", "threshold", "verdict"];
+
+/// A plain-text table.
+pub fn render_text(c: &Comparison) -> String {
+    let rows: Vec<[String; 6]> = std::iter::once(HEADER.map(String::from)).chain(c.rows.iter().map(cells)).collect();
+    let widths: Vec<usize> = (0..6).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for (n, r) in rows.iter().enumerate() {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                if (1..5).contains(&i) {
+                    format!("{cell:>w$}", w = widths[i])
+                } else {
+                    format!("{cell:<w$}", w = widths[i])
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+        if n == 0 {
+            out.push_str(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A Markdown table with a one-line verdict, for a CI job summary.
+pub fn render_markdown(c: &Comparison) -> String {
+    let regressed = c.rows.iter().filter(|r| r.verdict == Verdict::Regressed).count();
+    let mut out = if regressed > 0 {
+        format!("**{regressed} benchmark(s) regressed** in instructions per op.\n\n")
+    } else {
+        "No benchmark regressed in instructions per op.\n\n".to_string()
+    };
+    out.push_str(&format!("| {} |\n|---|---:|---:|---:|---:|---|\n", HEADER.join(" | ")));
+    for r in &c.rows {
+        out.push_str(&format!("| {} |\n", cells(r).map(|c| c.replace('|', "\\|")).join(" | ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{InstructionSummary, Meta, RunStatus, SCHEMA_VERSION};
+
+    fn case(name: &str, per_op: Option<f64>) -> Benchmark {
+        Benchmark {
+            name: name.into(),
+            params: BTreeMap::new(),
+            shape: None,
+            settings: crate::report::CaseSettings {
+                forks: 1,
+                warmup_iterations: 0,
+                warmup_nanos: 0,
+                iterations: 1,
+                iteration_nanos: 1,
+                fork_timeout_nanos: 1,
+            },
+            forks: vec![],
+            score: None,
+            skipped: None,
+            instructions: per_op.map(|p| InstructionSummary {
+                forks: 1,
+                ops: 1000,
+                total: (p * 1000.0) as u64,
+                per_op: p,
+                min_per_op: p,
+                max_per_op: p,
+                identical: None,
+                deterministic: true,
+            }),
+        }
+    }
+
+    fn report(cases: Vec<Benchmark>) -> Report {
+        Report {
+            schema_version: SCHEMA_VERSION,
+            status: RunStatus::Complete,
+            meta: Meta::collect(Some("smoke".into()), None),
+            benchmarks: cases,
+        }
+    }
+
+    #[test]
+    fn verdicts_follow_the_threshold_and_list_missing_and_extra() {
+        let base = report(vec![
+            case("a", Some(1000.0)),
+            case("b", Some(1000.0)),
+            case("c", Some(1000.0)),
+            case("gone", Some(5.0)),
+        ]);
+        let new = report(vec![
+            case("a", Some(1009.0)),
+            case("b", Some(1011.0)),
+            case("c", Some(900.0)),
+            case("fresh", Some(5.0)),
+        ]);
+        let c = compare(&base, &new, Metric::Instructions, 1.0, &Thresholds::default()).unwrap();
+        let verdicts: Vec<(&str, Verdict)> = c.rows.iter().map(|r| (r.label.as_str(), r.verdict)).collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("a", Verdict::Unchanged),
+                ("b", Verdict::Regressed),
+                ("c", Verdict::Improved),
+                ("gone", Verdict::Missing),
+                ("fresh", Verdict::Extra)
+            ]
+        );
+        assert!(c.regressed());
+        assert!((c.rows[1].delta_pct.unwrap() - 1.1).abs() < 1e-9);
+        let same = compare(&base, &base, Metric::Instructions, 0.0, &Thresholds::default()).unwrap();
+        assert!(!same.regressed() && same.rows.iter().all(|r| r.verdict == Verdict::Unchanged));
+    }
+
+    #[test]
+    fn thresholds_file_overrides_by_label_then_name() {
+        let t = Thresholds::parse("default = 5.0\n[benchmarks]\n\"b\" = 0.5\n").unwrap();
+        assert_eq!(t.for_case("b", "b[x=1]", 1.0), 0.5);
+        assert_eq!(t.for_case("a", "a", 1.0), 5.0);
+        assert!(Thresholds::parse("[benchmarks]\n\"b\" = -1\n").unwrap_err().contains("percentage"));
+        assert!(Thresholds::parse("unknown = 1").is_err());
+    }
+
+    #[test]
+    fn reports_of_other_configurations_are_refused_by_name() {
+        let base = report(vec![case("a", Some(1.0))]);
+        let mut new = base.clone();
+        new.meta.configuration = Some("main".into());
+        let e = compare(&base, &new, Metric::Instructions, 1.0, &Thresholds::default()).unwrap_err().0;
+        assert!(e.contains("different configurations") && e.contains("\"main\""), "{e}");
+    }
+
+    #[test]
+    fn cases_without_counts_have_no_data() {
+        let base = report(vec![case("a", None)]);
+        let c = compare(&base, &base, Metric::Instructions, 1.0, &Thresholds::default()).unwrap();
+        assert_eq!(c.rows[0].verdict, Verdict::NoData);
+        assert!(render_markdown(&c).contains("| a | - | - | - | 1.00% | no data |"));
+    }
+}
