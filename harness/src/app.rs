@@ -202,6 +202,7 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         redis_url: crate::redact::redact(&args.select.redis_url),
         instructions: args.instructions,
         instr_ops: args.instr_ops,
+        alloc: args.alloc,
     };
     let report = Report {
         schema_version: SCHEMA_VERSION,
@@ -210,7 +211,15 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         benchmarks: vec![],
     };
     let database_url = args.database_url.clone();
-    let ctx = RunContext { worker_exe, out: &out, settings, database_url, instructions, stop: &stop };
+    let ctx = RunContext {
+        worker_exe,
+        out: &out,
+        settings,
+        database_url,
+        count_allocations: args.alloc,
+        instructions,
+        stop: &stop,
+    };
     let skipped = crate::preflight::check(&cases, &args.database_url);
     let report = runner::run(&cases, &skipped, report, &ctx, &progress)?;
 

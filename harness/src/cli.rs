@@ -132,6 +132,9 @@ pub struct RunArgs {
     /// workloads that are not deterministic).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one, allow_negative_numbers = true, requires = "instructions")]
     pub instr_forks: u32,
+    /// Count allocations and bytes per op in the timed forks (a counting global allocator).
+    #[arg(long)]
+    pub alloc: bool,
     /// No progress output (failures and the summary are still printed).
     #[arg(long, short = 'q')]
     pub quiet: bool,

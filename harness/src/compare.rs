@@ -276,6 +276,7 @@ mod tests {
             forks: vec![],
             score: None,
             skipped: None,
+            allocations: None,
             instructions: per_op.map(|p| InstructionSummary {
                 forks: 1,
                 ops: 1000,

@@ -1,5 +1,6 @@
 //! The harness: CLI, parent runner, worker, statistics and reports.
 
+pub mod alloc;
 pub mod app;
 pub mod cli;
 pub mod compare;

@@ -4,6 +4,9 @@ use clap::Parser;
 use harness::{BadInput, EXIT_BAD_INPUT, EXIT_FAILED, cli::Cli, redact::redact};
 use std::process::ExitCode;
 
+#[global_allocator]
+static ALLOCATOR: harness::alloc::CountingAllocator = harness::alloc::CountingAllocator;
+
 fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == "__worker") {
         return harness::worker::main();

@@ -52,7 +52,7 @@ impl Progress {
     pub fn message(&self, label: &str, m: &Message) {
         if let (Progress::Bar(b), Message::Iteration { kind, index, ops, nanos, .. }) = (self, m) {
             let what = if *kind == IterationKind::Warmup { "warmup" } else { "iteration" };
-            let rate = Iteration { ops: *ops, nanos: *nanos, observed: Default::default() }.ops_per_sec();
+            let rate = if *nanos == 0 { f64::NAN } else { *ops as f64 * 1e9 / *nanos as f64 };
             b.set_message(format!("{label} {what} {}: {} ops/s", index + 1, si(rate)));
         }
     }

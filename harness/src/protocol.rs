@@ -41,6 +41,9 @@ pub struct Task {
     /// iterations.
     #[serde(default)]
     pub instructions: Option<InstructionTask>,
+    /// Count allocations during timed iterations (`--alloc`).
+    #[serde(default)]
+    pub count_allocations: bool,
 }
 
 /// What an instruction-count fork runs.
@@ -51,6 +54,24 @@ pub struct InstructionTask {
     /// Ops run with collection on (default: 1000, or 20 for workloads that reset before every
     /// op, whose ops are long).
     pub ops: Option<u64>,
+}
+
+/// Hardware counter readings over one iteration (every thread started after they opened).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
+pub struct HwCount {
+    /// Instructions retired (hardware, varies run to run; callgrind's count is the exact one).
+    pub inst_retired: u64,
+    /// CPU cycles.
+    pub cycles: u64,
+}
+
+/// Allocations over one iteration, every thread of the worker.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
+pub struct AllocCount {
+    /// Allocations and reallocations.
+    pub allocations: u64,
+    /// Bytes requested.
+    pub bytes: u64,
 }
 
 /// Warmup or measurement.
@@ -132,6 +153,19 @@ pub enum Message {
         /// What the workload observed after the iteration (for example `table_rows`).
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         observed: BTreeMap<String, i64>,
+        /// Hardware counters over the iteration, where they exist.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hw: Option<HwCount>,
+        /// Allocations during the iteration, with `--alloc`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        allocs: Option<AllocCount>,
+    },
+    /// Whether hardware counters are available, and why not (once per fork, before iterations).
+    Counters {
+        /// Counters opened.
+        available: bool,
+        /// Why not, or which.
+        detail: String,
     },
     /// The instrumented ops ran and callgrind dumped their counts (instruction forks only).
     Instrumented {
@@ -164,6 +198,8 @@ mod tests {
             ops: 10,
             nanos: 99,
             observed: BTreeMap::new(),
+            hw: None,
+            allocs: None,
         };
         let line = serde_json::to_string(&m).unwrap();
         assert_eq!(line, r#"{"type":"iteration","kind":"measure","index":2,"ops":10,"nanos":99}"#);

@@ -43,6 +43,9 @@ pub struct Meta {
     pub configuration: Option<String>,
     /// Run settings as given on the command line (null for `env`).
     pub settings: Option<RunSettings>,
+    /// Hardware counters as the first fork found them: available, or why not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware_counters: Option<String>,
 }
 
 /// Commit and dirty state of the source tree the harness was built from.
@@ -114,6 +117,9 @@ pub struct RunSettings {
     /// `--instr-ops`, when given.
     #[serde(default)]
     pub instr_ops: Option<u64>,
+    /// `--alloc`: allocations counted.
+    #[serde(default)]
+    pub alloc: bool,
 }
 
 impl Meta {
@@ -136,6 +142,7 @@ impl Meta {
             command_line: std::env::args().map(|a| redact(&a)).collect(),
             configuration,
             settings,
+            hardware_counters: None,
         }
     }
 

@@ -62,6 +62,35 @@ pub struct Benchmark {
     /// Instructions per op from the instruction-count forks (`--instructions`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<InstructionSummary>,
+    /// Allocations per op over the measured iterations of the ok forks (`--alloc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocations: Option<AllocSummary>,
+}
+
+/// Allocations per op of a case.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AllocSummary {
+    /// Allocations (and reallocations) per op, every thread of the worker.
+    pub per_op: f64,
+    /// Bytes requested per op.
+    pub bytes_per_op: f64,
+}
+
+impl AllocSummary {
+    /// Totals over the measured iterations of ok timed forks; `None` without counts.
+    pub fn from_forks(forks: &[Fork]) -> Option<AllocSummary> {
+        let (mut ops, mut allocations, mut bytes) = (0u64, 0u64, 0u64);
+        for it in
+            forks.iter().filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time).flat_map(|f| &f.iterations)
+        {
+            let a = it.allocs?;
+            ops += it.ops;
+            allocations += a.allocations;
+            bytes += a.bytes;
+        }
+        (ops > 0)
+            .then(|| AllocSummary { per_op: allocations as f64 / ops as f64, bytes_per_op: bytes as f64 / ops as f64 })
+    }
 }
 
 /// What a fork measured.
@@ -177,6 +206,9 @@ pub struct Fork {
     /// What an instruction fork counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<InstructionCount>,
+    /// Whether hardware counters were available to this fork, and why not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware_counters: Option<String>,
     /// The op's shape as the worker reported it (recorded on the case, not per fork).
     #[serde(skip)]
     #[schemars(skip)]
@@ -248,6 +280,12 @@ pub struct Iteration {
     /// What the workload observed after the iteration (for example `table_rows`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub observed: BTreeMap<String, i64>,
+    /// Hardware counters over the iteration, where the machine has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hw: Option<crate::protocol::HwCount>,
+    /// Allocations during the iteration (`--alloc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocs: Option<crate::protocol::AllocCount>,
 }
 
 impl Iteration {
@@ -317,6 +355,7 @@ impl Fork {
             per_op_reset: false,
             kind: ForkKind::Time,
             instructions: None,
+            hardware_counters: None,
             shape: None,
             warmup: vec![],
             iterations: vec![],
@@ -339,7 +378,10 @@ mod tests {
     fn fork(status: ForkStatus, its: &[(u64, u64)]) -> Fork {
         Fork {
             status,
-            iterations: its.iter().map(|&(ops, nanos)| Iteration { ops, nanos, observed: BTreeMap::new() }).collect(),
+            iterations: its
+                .iter()
+                .map(|&(ops, nanos)| Iteration { ops, nanos, observed: BTreeMap::new(), hw: None, allocs: None })
+                .collect(),
             ..Fork::pending(0, Some(1))
         }
     }
@@ -370,8 +412,13 @@ mod tests {
 
     #[test]
     fn zero_duration_iteration_is_not_a_number() {
-        assert!(Iteration { ops: 1, nanos: 0, observed: BTreeMap::new() }.ops_per_sec().is_nan());
-        assert_eq!(Iteration { ops: 3, nanos: 1_500_000_000, observed: BTreeMap::new() }.ops_per_sec(), 2.0);
+        assert!(
+            Iteration { ops: 1, nanos: 0, observed: BTreeMap::new(), hw: None, allocs: None }.ops_per_sec().is_nan()
+        );
+        assert_eq!(
+            Iteration { ops: 3, nanos: 1_500_000_000, observed: BTreeMap::new(), hw: None, allocs: None }.ops_per_sec(),
+            2.0
+        );
     }
 }
 

@@ -51,7 +51,11 @@ impl Progress<'_> {
                 self.fork.clock_read_nanos = Some(*clock_read_nanos);
                 self.fork.per_op_reset = *per_op_reset;
             }
-            (true, Message::Iteration { kind, index, ops, nanos, observed }) => {
+            (true, Message::Counters { available, detail }) => {
+                self.fork.hardware_counters =
+                    Some(if *available { detail.clone() } else { format!("unavailable: {detail}") });
+            }
+            (true, Message::Iteration { kind, index, ops, nanos, observed, hw, allocs }) => {
                 let (list, expected) = match kind {
                     IterationKind::Warmup => (&mut self.fork.warmup, self.task.warmup_iterations),
                     IterationKind::Measure => (&mut self.fork.iterations, self.task.iterations),
@@ -59,7 +63,7 @@ impl Progress<'_> {
                 if *index as usize != list.len() || *index >= expected {
                     return Err(format!("unexpected {kind:?} iteration {index}"));
                 }
-                list.push(Iteration { ops: *ops, nanos: *nanos, observed: observed.clone() });
+                list.push(Iteration { ops: *ops, nanos: *nanos, observed: observed.clone(), hw: *hw, allocs: *allocs });
             }
             (true, Message::Instrumented { ops, deterministic }) => {
                 if self.task.instructions.is_none() || self.instrumented.is_some() {
@@ -100,6 +104,7 @@ fn kind(m: &Message) -> &'static str {
         Message::Calibrated { .. } => "calibrated",
         Message::Iteration { .. } => "iteration",
         Message::Instrumented { .. } => "instrumented",
+        Message::Counters { .. } => "counters",
         Message::Done => "done",
         Message::Error { .. } => "error",
     }
@@ -269,6 +274,7 @@ mod tests {
             iteration_nanos: 1,
             database_url: String::new(),
             instructions: None,
+            count_allocations: false,
         }
     }
 
@@ -295,7 +301,15 @@ mod tests {
         assert!(p.apply(&Message::Done).unwrap_err().contains("first message must be hello"));
         p.apply(&hello(PROTOCOL_VERSION)).unwrap();
         assert_eq!(p.fork.pid, Some(42));
-        let it = |kind, index| Message::Iteration { kind, index, ops: 1, nanos: 1, observed: Default::default() };
+        let it = |kind, index| Message::Iteration {
+            kind,
+            index,
+            ops: 1,
+            nanos: 1,
+            observed: Default::default(),
+            hw: None,
+            allocs: None,
+        };
         assert!(p.apply(&it(IterationKind::Measure, 1)).is_err());
         p.apply(&it(IterationKind::Warmup, 0)).unwrap();
         assert!(p.apply(&it(IterationKind::Warmup, 1)).is_err(), "only one warmup iteration was asked for");

@@ -9,8 +9,8 @@ use crate::plan::Case;
 use crate::progress::Progress;
 use crate::protocol::{InstructionTask, PROTOCOL_VERSION, Task};
 use crate::report::{
-    Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, InstructionSummary, Report, RunStatus, Score,
-    write,
+    AllocSummary, Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, InstructionSummary, Report,
+    RunStatus, Score, write,
 };
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -28,6 +28,8 @@ pub struct RunContext<'a> {
     pub settings: CaseSettings,
     /// PostgreSQL URL handed to the workers.
     pub database_url: String,
+    /// Count allocations in timed forks (`--alloc`).
+    pub count_allocations: bool,
     /// Add an instruction-count fork per case (`--instructions`).
     pub instructions: Option<InstructionSettings>,
     /// Set by Ctrl-C / SIGTERM.
@@ -105,6 +107,7 @@ fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>, instr: Option<&Instr
         iteration_nanos: s.iteration_nanos,
         database_url: ctx.database_url.clone(),
         instructions: instr.map(|i| InstructionTask { warmup_ops: i.warmup_ops, ops: i.ops }),
+        count_allocations: timed && ctx.count_allocations,
     }
 }
 
@@ -196,6 +199,9 @@ fn record(report: &mut Report, case: &Case, settings: &CaseSettings, fork: Fork)
     if fork.index == 0 {
         report.benchmarks.push(benchmark(case, settings));
     }
+    if report.meta.hardware_counters.is_none() {
+        report.meta.hardware_counters = fork.hardware_counters.clone();
+    }
     let b = report.benchmarks.last_mut().expect("entry exists");
     if b.shape.is_none() {
         b.shape = fork.shape.clone();
@@ -203,6 +209,7 @@ fn record(report: &mut Report, case: &Case, settings: &CaseSettings, fork: Fork)
     b.forks.push(fork);
     b.score = Score::from_forks(&b.forks);
     b.instructions = InstructionSummary::from_forks(&b.forks);
+    b.allocations = AllocSummary::from_forks(&b.forks);
 }
 
 /// A case's empty entry: params redacted, no forks yet.
@@ -216,6 +223,7 @@ fn benchmark(case: &Case, settings: &CaseSettings) -> Benchmark {
         score: None,
         skipped: None,
         instructions: None,
+        allocations: None,
     }
 }
 

@@ -4,9 +4,12 @@
 //! Every failure becomes one `error` message naming the stage, then a non-zero exit.
 
 pub mod callgrind;
+pub mod counters;
 pub mod measure;
 
-use crate::protocol::{IterationKind, Message, PROTOCOL_VERSION, RESULT_FD, Stage, Task, VerifyPhase};
+use crate::protocol::{
+    AllocCount, HwCount, IterationKind, Message, PROTOCOL_VERSION, RESULT_FD, Stage, Task, VerifyPhase,
+};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::FromRawFd;
@@ -140,22 +143,44 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         per_op_reset,
     });
 
+    let mut hw = match counters::HwCounters::open() {
+        Ok(c) => {
+            ch.send(&Message::Counters { available: true, detail: "instructions retired and cycles".into() });
+            Some(c)
+        }
+        Err(reason) => {
+            ch.send(&Message::Counters { available: false, detail: reason });
+            None
+        }
+    };
+    if task.count_allocations {
+        crate::alloc::enable();
+    }
     let phases = [
         (IterationKind::Warmup, task.warmup_iterations, Duration::from_nanos(task.warmup_nanos)),
         (IterationKind::Measure, task.iterations, iteration_time),
     ];
     for (kind, count, time) in phases {
         for index in 0..count {
+            let allocs_before = crate::alloc::snapshot();
+            if let Some(c) = hw.as_mut() {
+                c.start();
+            }
             let (ops, nanos) = if per_op_reset {
                 measure::reset_iteration(bench.as_mut(), time)
             } else {
                 measure::iteration(bench.as_mut(), batch, time)
             };
+            let hw_count = hw.as_mut().and_then(|c| c.stop()).map(|(i, c)| HwCount { inst_retired: i, cycles: c });
+            let allocs = task.count_allocations.then(|| {
+                let after = crate::alloc::snapshot();
+                AllocCount { allocations: after.0 - allocs_before.0, bytes: after.1 - allocs_before.1 }
+            });
             let observed = match prepared.observe() {
                 Ok(o) => o.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
                 Err(e) => return ch.fail(Stage::Verify, &e.context("observing after an iteration")),
             };
-            ch.send(&Message::Iteration { kind, index, ops, nanos, observed });
+            ch.send(&Message::Iteration { kind, index, ops, nanos, observed, hw: hw_count, allocs });
         }
     }
     finish(ch, bench, prepared.as_ref())
