@@ -215,29 +215,9 @@ const HEADER: [&str; 6] = ["benchmark", "base instr/op", "new instr/op", "delta"
 
 /// A plain-text table.
 pub fn render_text(c: &Comparison) -> String {
-    let rows: Vec<[String; 6]> = std::iter::once(HEADER.map(String::from)).chain(c.rows.iter().map(cells)).collect();
-    let widths: Vec<usize> = (0..6).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
-    let mut out = String::new();
-    for (n, r) in rows.iter().enumerate() {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(i, cell)| {
-                if (1..5).contains(&i) {
-                    format!("{cell:>w$}", w = widths[i])
-                } else {
-                    format!("{cell:<w$}", w = widths[i])
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-        if n == 0 {
-            out.push_str(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
-            out.push('\n');
-        }
-    }
-    out
+    let rows: Vec<Vec<String>> =
+        std::iter::once(HEADER.map(String::from).to_vec()).chain(c.rows.iter().map(|r| cells(r).to_vec())).collect();
+    crate::format::table(&rows, |i| (1..5).contains(&i))
 }
 
 /// A Markdown table with a one-line verdict, for a CI job summary.

@@ -35,26 +35,5 @@ pub fn render(report: &Report) -> String {
         }
         rows.push(row);
     }
-    let columns = rows[0].len();
-    let widths: Vec<usize> =
-        (0..columns).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
-    let mut out = String::new();
-    for (i, r) in rows.iter().enumerate() {
-        let cells: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(
-                |(c, cell)| {
-                    if c >= 2 { format!("{cell:>w$}", w = widths[c]) } else { format!("{cell:<w$}", w = widths[c]) }
-                },
-            )
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-        if i == 0 {
-            out.push_str(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
-            out.push('\n');
-        }
-    }
-    out
+    crate::format::table(&rows, |c| c >= 2)
 }

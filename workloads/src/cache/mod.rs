@@ -228,10 +228,7 @@ impl NearLocal {
     }
 
     async fn read(&self, key: u64) -> anyhow::Result<Option<Arc<Entity>>> {
-        if self.miss {
-            self.near.invalidate(&key).await;
-        }
-        self.near.get(&key).await
+        self.near.read(&key, self.miss).await
     }
 }
 

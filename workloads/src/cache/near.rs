@@ -64,6 +64,15 @@ where
         }
     }
 
+    /// One read as the near-cache workloads measure it: a front hit, or with `miss` the key
+    /// dropped from the front first, so the read loads it from the back store.
+    pub async fn read(&self, key: &K, miss: bool) -> anyhow::Result<Option<V>> {
+        if miss {
+            self.invalidate(key).await;
+        }
+        self.get(key).await
+    }
+
     /// Drops `key` from the front; the next read loads it again.
     pub async fn invalidate(&self, key: &K) {
         self.front.invalidate(key).await;

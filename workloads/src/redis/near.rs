@@ -88,10 +88,7 @@ impl NearRedis {
     }
 
     async fn read(&self, id: u64) -> anyhow::Result<Option<Arc<Entity>>> {
-        if self.miss {
-            self.near.invalidate(&id).await;
-        }
-        self.near.get(&id).await
+        self.near.read(&id, self.miss).await
     }
 }
 
