@@ -60,22 +60,50 @@ fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn select(args: &SelectArgs) -> Result<(&'static Configuration, Vec<ParamOverride>, Vec<Case>), BadInput> {
-    let config = plan::configuration(&args.config)?;
+/// The cases of one or more configurations; returns the first configuration (whose setting
+/// defaults they all share), the name to record (`cache+redis`), the `-p` overrides and the cases.
+fn select(args: &SelectArgs) -> Result<(&'static Configuration, String, Vec<ParamOverride>, Vec<Case>), BadInput> {
+    let configs = args.config.iter().map(|c| plan::configuration(c)).collect::<Result<Vec<_>, _>>()?;
+    let first = configs[0];
+    if let Some(other) = configs.iter().find(|c| c.defaults != first.defaults) {
+        return Err(BadInput(format!(
+            "configurations '{}' and '{}' have different default settings: run them separately",
+            first.name, other.name
+        )));
+    }
     let params = args
         .params
         .iter()
         .map(|raw| plan::parse_param(raw).map_err(|e| BadInput(format!("invalid -p {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
     let settings = [("redis_url".to_string(), args.redis_url.clone())].into();
-    let selection =
-        Selection { config, filters: &args.filter, hidden: args.hidden, params: &params, settings: &settings };
-    let cases = plan::plan(&selection)?;
-    Ok((config, params, cases))
+    let mut cases: Vec<Case> = vec![];
+    let mut first_error = None;
+    for config in &configs {
+        let selection =
+            Selection { config, filters: &args.filter, hidden: args.hidden, params: &params, settings: &settings };
+        match plan::plan(&selection) {
+            Ok(found) => {
+                for case in found {
+                    if !cases.iter().any(|c| c.label() == case.label()) {
+                        cases.push(case);
+                    }
+                }
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if cases.is_empty() {
+        return Err(first_error.expect("every configuration was planned"));
+    }
+    let name = configs.iter().map(|c| c.name).collect::<Vec<_>>().join("+");
+    Ok((first, name, params, cases))
 }
 
 fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
-    let (_, _, cases) = select(&args.select)?;
+    let (_, _, _, cases) = select(&args.select)?;
     let width = cases.iter().map(|c| c.label().len()).max().unwrap_or(0);
     for case in &cases {
         println!("{:<width$}  {}", case.label(), case.def.about);
@@ -159,9 +187,9 @@ fn find_valgrind() -> Result<PathBuf, BadInput> {
 }
 
 fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let (config, params, cases) = select(&args.select)?;
+    let (config, config_name, params, cases) = select(&args.select)?;
     let settings = settings(args, config);
-    let out = args.out.clone().unwrap_or_else(|| default_out(config.name));
+    let out = args.out.clone().unwrap_or_else(|| default_out(&config_name));
     write::check_writable(&out)
         .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", out.display())))?;
     let worker_exe = std::env::current_exe()?;
@@ -207,7 +235,7 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let report = Report {
         schema_version: SCHEMA_VERSION,
         status: RunStatus::Running,
-        meta: Meta::collect(Some(config.name.to_string()), Some(run_settings)),
+        meta: Meta::collect(Some(config_name), Some(run_settings)),
         benchmarks: vec![],
     };
     let database_url = args.database_url.clone();

@@ -66,9 +66,9 @@ pub struct CompareArgs {
 /// Which cases.
 #[derive(Debug, Args)]
 pub struct SelectArgs {
-    /// Configuration: main, smoke, sql, ids, cache or redis.
+    /// Configurations: main, smoke, sql, ids, cache, redis; several run the union of their cases.
     #[arg(value_name = "CONFIG", default_value = "main")]
-    pub config: String,
+    pub config: Vec<String>,
     /// Keep workloads whose name matches this regular expression (repeatable; any may match).
     #[arg(long, short = 'f', value_name = "PATTERN")]
     pub filter: Vec<String>,

@@ -22,7 +22,7 @@ pub struct Configuration {
 }
 
 /// Optional overrides of the release defaults.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SettingDefaults {
     /// Warmup iterations.
     pub warmup_iterations: Option<u32>,

@@ -225,3 +225,12 @@ fn unreachable_redis_fails_fast_in_one_line_and_skips_its_cases() {
         assert_eq!(b["params"]["redis_url"], "redis://user:***@127.0.0.1:1");
     }
 }
+
+#[test]
+fn several_configurations_run_the_union_of_their_cases() {
+    let out = harness().args(["list", "cache", "redis"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(code(&out), 0);
+    assert!(text.contains("cache/moka_hit") && text.contains("redis/fred_get"), "{text}");
+    refused(&["run", "smoke", "cache"], "different default settings: run them separately");
+}
