@@ -60,9 +60,20 @@ fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The cases of one or more configurations; returns the first configuration (whose setting
-/// defaults they all share), the name to record (`cache+redis`), the `-p` overrides and the cases.
-fn select(args: &SelectArgs) -> Result<(&'static Configuration, String, Vec<ParamOverride>, Vec<Case>), BadInput> {
+/// What `list` and `run` select.
+struct Selected {
+    /// The first configuration; all selected ones share its setting defaults.
+    config: &'static Configuration,
+    /// The name to record, e.g. `cache+redis`.
+    name: String,
+    /// The `-p` overrides.
+    params: Vec<ParamOverride>,
+    /// The cases, without duplicates.
+    cases: Vec<Case>,
+}
+
+/// The cases of one or more configurations.
+fn select(args: &SelectArgs) -> Result<Selected, BadInput> {
     let configs = args.config.iter().map(|c| plan::configuration(c)).collect::<Result<Vec<_>, _>>()?;
     let first = configs[0];
     if let Some(other) = configs.iter().find(|c| c.defaults != first.defaults) {
@@ -99,11 +110,11 @@ fn select(args: &SelectArgs) -> Result<(&'static Configuration, String, Vec<Para
         return Err(first_error.expect("every configuration was planned"));
     }
     let name = configs.iter().map(|c| c.name).collect::<Vec<_>>().join("+");
-    Ok((first, name, params, cases))
+    Ok(Selected { config: first, name, params, cases })
 }
 
 fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
-    let (_, _, _, cases) = select(&args.select)?;
+    let cases = select(&args.select)?.cases;
     let width = cases.iter().map(|c| c.label().len()).max().unwrap_or(0);
     for case in &cases {
         println!("{:<width$}  {}", case.label(), case.def.about);
@@ -187,7 +198,7 @@ fn find_valgrind() -> Result<PathBuf, BadInput> {
 }
 
 fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let (config, config_name, params, cases) = select(&args.select)?;
+    let Selected { config, name: config_name, params, cases } = select(&args.select)?;
     let settings = settings(args, config);
     let out = args.out.clone().unwrap_or_else(|| default_out(&config_name));
     write::check_writable(&out)

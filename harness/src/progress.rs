@@ -42,7 +42,7 @@ impl Progress {
     }
 
     /// A fork is starting.
-    pub fn fork_started(&self, label: &str, _case: usize, fork: u32, forks: u32) {
+    pub fn fork_started(&self, label: &str, fork: u32, forks: u32) {
         if let Progress::Bar(b) = self {
             b.set_message(format!("{label} fork {}/{forks}: starting", fork + 1));
         }

@@ -33,7 +33,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[],
         hidden: false,
         servers: crate::registry::no_servers,
-        setup: |_| Ok(asynchronous(AsyncNoop { runtime: current_thread()? })),
+        setup: |_| Ok(asynchronous(AsyncNoop { runtime: crate::current_thread_runtime()? })),
     },
     WorkloadDef {
         name: "baseline/block_on_noop",
@@ -41,7 +41,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[],
         hidden: false,
         servers: crate::registry::no_servers,
-        setup: |_| Ok(blocking(BlockOnNoop { runtime: current_thread()? })),
+        setup: |_| Ok(blocking(BlockOnNoop { runtime: crate::current_thread_runtime()? })),
     },
     WorkloadDef {
         name: "baseline/other_thread_busy",
@@ -57,7 +57,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[],
         hidden: false,
         servers: crate::registry::no_servers,
-        setup: |_| Ok(asynchronous(SpawnBlockingNoop { runtime: current_thread()? })),
+        setup: |_| Ok(asynchronous(SpawnBlockingNoop { runtime: crate::current_thread_runtime()? })),
     },
 ];
 
@@ -67,10 +67,6 @@ const WORK: ParamSpec = ParamSpec {
     kind: ParamKind::Int { min: 1, max: 1_000_000 },
     defaults: &["100"],
 };
-
-fn current_thread() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
-}
 
 /// The empty operation.
 pub struct Noop;

@@ -23,6 +23,12 @@ use std::sync::Arc;
 pub use params::{ParamKind, ParamSpec, Params};
 pub use registry::{Server, SetupContext, WorkloadDef};
 
+/// The runtime async workloads own: current-thread, so the worker's measuring thread drives
+/// every task of an op (no cross-thread wake-ups).
+pub fn current_thread_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
+}
+
 /// When a correctness check runs: before the first measured op, or after the last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {

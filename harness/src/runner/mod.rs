@@ -121,7 +121,7 @@ fn run_fork(
     label: &str,
 ) -> Fork {
     let forks = ctx.settings.forks + ctx.instructions.as_ref().map_or(0, |i| i.forks);
-    progress.fork_started(label, 0, fork_index, forks);
+    progress.fork_started(label, fork_index, forks);
     let task = task(case, fork_index, ctx, instr);
     let out_dir = match instr.map(|_| tempfile::Builder::new().prefix("harness-callgrind-").tempdir()).transpose() {
         Ok(dir) => dir,

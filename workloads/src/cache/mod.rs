@@ -211,7 +211,7 @@ impl NearLocal {
     pub fn create(size: u64, miss: bool) -> anyhow::Result<NearLocal> {
         let store = Arc::new(InMemoryStore::new((0..size).map(|id| (id, Arc::new(Entity::new(id))))));
         let near = NearCache::new(size, store.clone() as Arc<dyn BackStore<u64, Arc<Entity>>>);
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let runtime = crate::current_thread_runtime()?;
         runtime.block_on(async {
             for id in 0..size {
                 near.get(&id).await?;

@@ -136,7 +136,7 @@ mod tests {
     }
 
     fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+        crate::current_thread_runtime().unwrap()
     }
 
     #[test]

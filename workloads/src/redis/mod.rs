@@ -112,10 +112,6 @@ pub fn unreachable(url: &str, e: impl std::fmt::Display) -> anyhow::Error {
     )
 }
 
-fn current_thread() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
-}
-
 /// A fred client for `url` (RESP3 when `resp3`), connected, with bounded connect time and no
 /// reconnect policy, so an unreachable server fails the setup at once.
 pub async fn fred_client(url: &str, resp3: bool) -> anyhow::Result<fred::clients::Client> {
@@ -145,7 +141,7 @@ pub struct RedisRsGet {
 impl RedisRsGet {
     /// Connects and writes `cache_size` keys (JSON codec) under the fork's `rr:` prefix.
     pub fn create(case: &RedisCase) -> anyhow::Result<RedisRsGet> {
-        let runtime = current_thread()?;
+        let runtime = crate::current_thread_runtime()?;
         let keys = case.keys("rr");
         let conn = runtime.block_on(async {
             let client = redis::Client::open(case.url.as_str()).map_err(|e| unreachable(&case.url, e))?;
@@ -224,7 +220,7 @@ pub struct FredGet {
 impl FredGet {
     /// Connects and writes `cache_size` keys (binary codec) under the fork's `fred:` prefix.
     pub fn create(case: &RedisCase) -> anyhow::Result<FredGet> {
-        let runtime = current_thread()?;
+        let runtime = crate::current_thread_runtime()?;
         let keys = case.keys("fred");
         let client = runtime.block_on(async {
             let client = fred_client(&case.url, false).await?;

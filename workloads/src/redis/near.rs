@@ -2,7 +2,7 @@
 //! invalidation messages drop the local copy, so that a key changed by another connection is
 //! reloaded on its next read.
 
-use super::{RedisCase, current_thread, delete_keys, fred_client, write_binary};
+use super::{RedisCase, delete_keys, fred_client, write_binary};
 use crate::cache::near::BoxFuture;
 use crate::cache::{BackStore, Entity, KeyCursor, NearCache};
 use crate::{AsyncWorkload, Phase};
@@ -48,7 +48,7 @@ pub struct NearRedis {
 impl NearRedis {
     /// Writes the keys, starts tracking, wires invalidations to the front, loads every key once.
     pub fn create(case: &RedisCase, miss: bool) -> anyhow::Result<NearRedis> {
-        let runtime = current_thread()?;
+        let runtime = crate::current_thread_runtime()?;
         let keys = case.keys("near");
         let (near, store) = runtime.block_on(async {
             let client = fred_client(&case.url, true).await?;

@@ -8,10 +8,6 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-fn current_thread() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
-}
-
 /// `sql/thread_select_by_id`: the blocking driver on the measuring thread.
 pub struct ThreadSelect {
     db: UsersDb,
@@ -78,7 +74,12 @@ impl SpawnBlockingSelect {
     pub fn create(cfg: &SqlConfig) -> anyhow::Result<SpawnBlockingSelect> {
         let db = UsersDb::create(cfg)?;
         let ids = db.ids()?;
-        Ok(SpawnBlockingSelect { db: Arc::new(db), ids, row_count: cfg.row_count, runtime: current_thread()? })
+        Ok(SpawnBlockingSelect {
+            db: Arc::new(db),
+            ids,
+            row_count: cfg.row_count,
+            runtime: crate::current_thread_runtime()?,
+        })
     }
 
     async fn dispatch(&self, id: i64) -> anyhow::Result<i64> {
@@ -208,7 +209,7 @@ impl AsyncSelect {
         let fixture =
             UsersDb::create(&SqlConfig { db: crate::db::DbConfig { pool_size: 1, ..cfg.db.clone() }, ..cfg.clone() })?;
         let ids = fixture.ids()?;
-        let runtime = current_thread()?;
+        let runtime = crate::current_thread_runtime()?;
         let pool = runtime.block_on(AsyncDb::open(&fixture.0, cfg));
         let pool = match pool {
             Ok(p) => p,
@@ -218,11 +219,6 @@ impl AsyncSelect {
             }
         };
         Ok(AsyncSelect { fixture, pool, ids, row_count: cfg.row_count, runtime })
-    }
-
-    /// The backend.
-    pub fn backend(&self) -> Backend {
-        self.fixture.backend()
     }
 
     /// One transaction for `id`, as the op runs it.
