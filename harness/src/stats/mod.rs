@@ -2,6 +2,10 @@
 //!
 //! No I/O here; every function is tested against published values.
 
+pub mod bootstrap;
+pub mod rank;
+pub mod spread;
+
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Confidence level of the reported `error`, as JMH reports it.
