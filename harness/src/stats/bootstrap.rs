@@ -13,7 +13,7 @@ use rand::{RngExt, SeedableRng};
 pub const RESAMPLES: usize = 10_000;
 
 /// Seed of the bootstrap generator: the same input gives the same interval.
-const SEED: u64 = 0x6861_726e_6573_73;
+const SEED: u64 = 0x0068_6172_6e65_7373;
 
 /// A confidence interval for `mean(new) / mean(base)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
