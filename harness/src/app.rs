@@ -19,6 +19,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run_benchmarks(&args),
         Command::Env(args) => env(&args),
         Command::Compare(args) => compare(&args),
+        Command::Noise(args) => noise(&args),
     }
 }
 
@@ -34,30 +35,91 @@ fn read_report(path: &std::path::Path, which: &str) -> Result<Report, BadInput> 
 }
 
 fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
-    use crate::compare::{Thresholds, compare, render_markdown, render_text};
+    use crate::compare::{Metric, differences, instructions, throughput};
     let base = read_report(&args.base, "base")?;
-    let new = read_report(&args.new, "new")?;
-    let thresholds = match &args.thresholds {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| BadInput(format!("cannot read --thresholds {}: {e}", path.display())))?;
-            Thresholds::parse(&text).map_err(|e| BadInput(format!("invalid --thresholds {}: {e}", path.display())))?
+    let new = args.new.as_ref().map(|p| read_report(p, "new")).transpose()?;
+    let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
+    let (text, markdown, regressed) = match (args.metric, new) {
+        (Metric::Throughput, None) => {
+            if base.benchmarks.iter().all(|b| b.baseline_forks.is_empty()) {
+                return Err(BadInput(format!(
+                    "{} holds one build only: pass two reports (BASE.json NEW.json), or make an A/B report with `harness run --baseline-bin PATH`",
+                    args.base.display()
+                ))
+                .into());
+            }
+            let c = throughput::compare_sides(&base, options);
+            (throughput::render_text(&c), throughput::render_markdown(&c), c.regressed() && args.fail_on_regression)
         }
-        None => Thresholds::default(),
+        (Metric::Instructions, None) => {
+            return Err(BadInput(
+                "--metric instructions needs two reports (BASE.json NEW.json): A/B runs count instructions for this build only"
+                    .into(),
+            )
+            .into());
+        }
+        (metric, Some(new)) => {
+            let diffs = differences(&base, &new, metric);
+            for d in &diffs {
+                eprintln!("{}: {d}", if args.force { "warning: compared anyway" } else { "differs" });
+            }
+            if !diffs.is_empty() && !args.force {
+                return Err(BadInput(format!(
+                    "the reports differ in {} way(s) listed above: compare runs made alike, or pass --force to compare anyway",
+                    diffs.len()
+                ))
+                .into());
+            }
+            match metric {
+                Metric::Throughput => {
+                    let c = throughput::compare(&base, &new, options);
+                    let regressed = c.regressed() && args.fail_on_regression;
+                    (throughput::render_text(&c), throughput::render_markdown(&c), regressed)
+                }
+                Metric::Instructions => {
+                    let thresholds = match &args.thresholds {
+                        Some(path) => {
+                            let text = std::fs::read_to_string(path)
+                                .map_err(|e| BadInput(format!("cannot read --thresholds {}: {e}", path.display())))?;
+                            instructions::Thresholds::parse(&text)
+                                .map_err(|e| BadInput(format!("invalid --thresholds {}: {e}", path.display())))?
+                        }
+                        None => instructions::Thresholds::default(),
+                    };
+                    let c = instructions::compare(&base, &new, args.max_regression, &thresholds);
+                    (instructions::render_text(&c), instructions::render_markdown(&c), c.regressed())
+                }
+            }
+        }
     };
-    let comparison = compare(&base, &new, args.metric, args.max_regression, &thresholds)?;
-    print!("{}", render_text(&comparison));
+    print!("{text}");
     if let Some(path) = &args.markdown {
         write::check_writable(path)
             .map_err(|e| BadInput(format!("cannot write --markdown '{}': {e}", path.display())))?;
-        write::write_bytes_atomic(path, render_markdown(&comparison).as_bytes())?;
+        write::write_bytes_atomic(path, markdown.as_bytes())?;
     }
-    Ok(if comparison.regressed() {
-        eprintln!("regression: at least one case worsened past its threshold");
+    Ok(if regressed {
+        eprintln!("regression: at least one case is worse past its threshold");
         ExitCode::from(crate::EXIT_REGRESSION)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn noise(args: &crate::cli::NoiseArgs) -> anyhow::Result<ExitCode> {
+    let report = read_report(&args.report, "the")?;
+    let precision = args.precision / 100.0;
+    let cases = crate::noise::diagnose_all(&report, precision);
+    if cases.is_empty() {
+        return Err(BadInput(format!(
+            "{} has no case with ok timed iterations: nothing to diagnose",
+            args.report.display()
+        ))
+        .into());
+    }
+    print!("{}", crate::noise::render(&cases, precision));
+    print!("{}", crate::noise::render_system(&report));
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What `list` and `run` select.
@@ -204,6 +266,10 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     write::check_writable(&out)
         .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", out.display())))?;
     let worker_exe = std::env::current_exe()?;
+    let baseline = args.baseline_bin.as_deref().map(runner::baseline::probe).transpose()?;
+    if let Some(pin) = &args.pin {
+        pin.check_available().map_err(BadInput)?;
+    }
     let instructions = match args.instructions {
         true => Some(InstructionSettings {
             valgrind: find_valgrind()?,
@@ -222,7 +288,8 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         signal_hook::flag::register(sig, Arc::clone(&stop))?;
     }
 
-    let progress = Progress::new(args.quiet, cases.len() as u64 * u64::from(settings.forks));
+    let sides = if baseline.is_some() { 2 } else { 1 };
+    let progress = Progress::new(args.quiet, cases.len() as u64 * u64::from(settings.forks) * sides);
     if cfg!(debug_assertions) {
         progress.warn(
             "this is a DEBUG build: its numbers are meaningless. Use `cargo run --release -p harness -- run ...`",
@@ -242,16 +309,25 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         instructions: args.instructions,
         instr_ops: args.instr_ops,
         alloc: args.alloc,
+        pin: args.pin.as_ref().map(|p| p.text.clone()),
+        baseline_bin: baseline.as_ref().map(|b| b.path.clone()),
     };
     let report = Report {
         schema_version: SCHEMA_VERSION,
         status: RunStatus::Running,
-        meta: Meta::collect(Some(config_name), Some(run_settings)),
+        meta: Meta { baseline: baseline.clone(), ..Meta::collect(Some(config_name), Some(run_settings)) },
         benchmarks: vec![],
     };
+    for w in crate::report::system::warnings(&report.meta) {
+        if !w.starts_with("debug build") {
+            progress.warn(&w);
+        }
+    }
     let database_url = args.database_url.clone();
     let ctx = RunContext {
         worker_exe,
+        baseline_exe: args.baseline_bin.clone(),
+        pin: args.pin.clone(),
         out: &out,
         settings,
         database_url,
@@ -263,6 +339,18 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let report = runner::run(&cases, &skipped, report, &ctx, &progress)?;
 
     print!("{}", summary::render(&report));
+    print!("{}", crate::noise::render(&crate::noise::diagnose_all(&report, 0.01), 0.01));
+    for w in &report.meta.system.warnings {
+        eprintln!("warning: {w}");
+    }
+    if baseline.is_some() {
+        use crate::compare::throughput;
+        println!(
+            "\nA/B: baseline {} (new = this build)",
+            args.baseline_bin.as_deref().unwrap_or_else(|| std::path::Path::new("?")).display()
+        );
+        print!("{}", throughput::render_text(&throughput::compare_sides(&report, throughput::Options::default())));
+    }
     eprintln!("report: {}", out.display());
     Ok(match report.status {
         RunStatus::Interrupted => {

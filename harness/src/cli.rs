@@ -34,24 +34,52 @@ pub enum Command {
     Run(RunArgs),
     /// Print the environment metadata a report records.
     Env(EnvArgs),
-    /// Compare two reports case by case; exit 3 when a case regressed past its threshold.
+    /// Compare two reports case by case (or the two builds of one A/B report).
     #[command(after_help = AFTER_HELP)]
     Compare(CompareArgs),
+    /// Where a report's noise comes from, per case, and what to change.
+    Noise(NoiseArgs),
+}
+
+/// `harness noise`.
+#[derive(Debug, Args)]
+pub struct NoiseArgs {
+    /// A report written by `harness run`.
+    #[arg(value_name = "REPORT.json")]
+    pub report: PathBuf,
+    /// Precision to size the fork count for, in percent of the mean (at 95% confidence).
+    #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = positive_percentage)]
+    pub precision: f64,
 }
 
 /// `harness compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline report (e.g. from the target branch).
+    /// The baseline report (e.g. from the target branch); alone, an A/B report from
+    /// `run --baseline-bin`, whose two builds are compared.
     #[arg(value_name = "BASE.json")]
     pub base: PathBuf,
     /// The candidate report (e.g. from the change).
     #[arg(value_name = "NEW.json")]
-    pub new: PathBuf,
+    pub new: Option<PathBuf>,
     /// What to compare.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, default_value = "throughput")]
     pub metric: crate::compare::Metric,
-    /// A case regresses when its metric worsens by more than this percentage.
+    /// Throughput: ratios within ±PCT% are "no change" even when significant.
+    #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = percentage)]
+    pub noise_band: f64,
+    /// Throughput: significance level of the rank test (the interval is at 1 - ALPHA).
+    #[arg(long, value_name = "ALPHA", default_value_t = 0.05, value_parser = probability)]
+    pub alpha: f64,
+    /// Throughput: exit 3 when a case is significantly slower beyond the noise band
+    /// (instruction comparisons always exit 3 on a regression).
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// Compare even when the reports' settings, params, machine or toolchain differ (every
+    /// difference is still printed).
+    #[arg(long)]
+    pub force: bool,
+    /// Instructions: a case regresses when its count grows by more than this percentage.
     #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = percentage)]
     pub max_regression: f64,
     /// TOML file of per-benchmark thresholds: `default = PCT` and `[benchmarks]` entries keyed
@@ -135,6 +163,13 @@ pub struct RunArgs {
     /// Count allocations and bytes per op in the timed forks (a counting global allocator).
     #[arg(long)]
     pub alloc: bool,
+    /// A/B run: alternate every fork with one of this other harness build (A B A B ...), for
+    /// example the target branch built in another worktree; the comparison is printed at the end.
+    #[arg(long, value_name = "PATH")]
+    pub baseline_bin: Option<PathBuf>,
+    /// Pin every worker to these CPUs (sched_setaffinity), e.g. 1 or 0,2-3.
+    #[arg(long, value_name = "CPUS", value_parser = crate::pin::parse_cpus)]
+    pub pin: Option<crate::pin::CpuList>,
     /// No progress output (failures and the summary are still printed).
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -175,6 +210,20 @@ fn percentage(s: &str) -> Result<f64, String> {
     match s.trim().trim_end_matches('%').parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err("expected a percentage of 0 or more, e.g. 1 or 0.5".into()),
+    }
+}
+
+fn positive_percentage(s: &str) -> Result<f64, String> {
+    match percentage(s)? {
+        0.0 => Err("must be more than 0".into()),
+        v => Ok(v),
+    }
+}
+
+fn probability(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err("expected a probability between 0 and 1, e.g. 0.05".into()),
     }
 }
 

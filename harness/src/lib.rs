@@ -5,6 +5,8 @@ pub mod app;
 pub mod cli;
 pub mod compare;
 pub mod format;
+pub mod noise;
+pub mod pin;
 pub mod plan;
 pub mod preflight;
 pub mod progress;

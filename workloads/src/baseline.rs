@@ -17,6 +17,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[],
         hidden: false,
         servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
         setup: |_| Ok(blocking(Noop)),
     },
     WorkloadDef {
@@ -25,6 +26,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[WORK],
         hidden: false,
         servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
         setup: setup_busy_loop,
     },
     WorkloadDef {
@@ -33,6 +35,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[],
         hidden: false,
         servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
         setup: |_| Ok(asynchronous(AsyncNoop { runtime: crate::current_thread_runtime()? })),
     },
     WorkloadDef {
@@ -41,6 +44,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[],
         hidden: false,
         servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
         setup: |_| Ok(blocking(BlockOnNoop { runtime: crate::current_thread_runtime()? })),
     },
     WorkloadDef {
@@ -49,6 +53,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[WORK],
         hidden: false,
         servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
         setup: |ctx| Ok(blocking(OtherThreadBusy { work: ctx.params.int("work")? as u64 })),
     },
     WorkloadDef {
@@ -57,6 +62,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[],
         hidden: false,
         servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
         setup: |_| Ok(asynchronous(SpawnBlockingNoop { runtime: crate::current_thread_runtime()? })),
     },
 ];

@@ -35,6 +35,7 @@ macro_rules! fault {
             hidden: true,
             setup: |ctx| setup(ctx, $fault),
             servers: crate::registry::no_servers,
+            op_floor: crate::registry::OpFloor::None,
         }
     };
 }

@@ -37,6 +37,32 @@ pub struct WorkloadDef {
     pub setup: fn(&SetupContext) -> anyhow::Result<Box<dyn Prepared>>,
     /// The servers a case needs, with their URLs, so the parent can check them before measuring.
     pub servers: fn(&SetupContext) -> Vec<(Server, String)>,
+    /// The fastest an op can plausibly be.
+    pub op_floor: OpFloor,
+}
+
+/// The fastest an op can plausibly be, so that a faster score is flagged (the op may have
+/// been optimized away or served from somewhere it should not be).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpFloor {
+    /// No floor beyond the harness's general one (1 ns per op).
+    None,
+    /// Every op makes at least one network round trip to the case's server (when it has one).
+    RoundTrip,
+}
+
+/// The floor of [`OpFloor::RoundTrip`]: a loopback TCP round trip takes several microseconds
+/// even on fast machines; 2 µs is a conservative lower bound.
+pub const ROUND_TRIP_FLOOR_NANOS: u64 = 2_000;
+
+impl WorkloadDef {
+    /// The declared floor of one op of the case `ctx` describes, in nanoseconds.
+    pub fn op_floor_nanos(&self, ctx: &SetupContext) -> Option<u64> {
+        match self.op_floor {
+            OpFloor::RoundTrip if !(self.servers)(ctx).is_empty() => Some(ROUND_TRIP_FLOOR_NANOS),
+            _ => None,
+        }
+    }
 }
 
 /// A server a workload talks to.

@@ -46,10 +46,33 @@ pub struct Meta {
     /// Hardware counters as the first fork found them: available, or why not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hardware_counters: Option<String>,
+    /// The other build of an A/B run (`--baseline-bin`), as it describes itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineBuild>,
+    /// What the machine looked like for measuring, and warnings about it.
+    #[serde(default)]
+    pub system: crate::report::system::SystemChecks,
+}
+
+/// The baseline build of an A/B run, from its own `env --json`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct BaselineBuild {
+    /// Path given to `--baseline-bin`.
+    pub path: String,
+    /// Its harness version.
+    pub harness_version: String,
+    /// Its worker protocol version (equal to this build's, or the run is refused).
+    pub protocol_version: u32,
+    /// Its source state.
+    pub git: Git,
+    /// Its toolchain.
+    pub rustc: String,
+    /// Its build profile.
+    pub build_profile: String,
 }
 
 /// Commit and dirty state of the source tree the harness was built from.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Git {
     /// Commit hash, or null outside a git checkout.
     pub commit: Option<String>,
@@ -120,6 +143,12 @@ pub struct RunSettings {
     /// `--alloc`: allocations counted.
     #[serde(default)]
     pub alloc: bool,
+    /// `--pin`: the CPUs every worker was pinned to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<String>,
+    /// `--baseline-bin`, when the run was an A/B run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_bin: Option<String>,
 }
 
 impl Meta {
@@ -143,6 +172,8 @@ impl Meta {
             configuration,
             settings,
             hardware_counters: None,
+            baseline: None,
+            system: crate::report::system::SystemChecks::collect(),
         }
     }
 
@@ -150,6 +181,8 @@ impl Meta {
     pub fn finish(&mut self) {
         self.load_average_end = load_average();
         self.ended_at = Some(now_rfc3339());
+        self.system.finish();
+        self.system.warnings = crate::report::system::warnings(self);
     }
 }
 

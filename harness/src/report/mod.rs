@@ -4,6 +4,7 @@
 //! JSON Schema generated from these types (a test keeps the two equal).
 
 pub mod meta;
+pub mod system;
 pub mod write;
 
 use crate::stats::{self, CONFIDENCE};
@@ -65,6 +66,17 @@ pub struct Benchmark {
     /// Allocations per op over the measured iterations of the ok forks (`--alloc`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocations: Option<AllocSummary>,
+    /// A/B runs (`--baseline-bin`): the forks of the baseline build, run alternately with
+    /// `forks` (baseline fork i just before this build's fork i; see each fork's `sequence`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline_forks: Vec<Fork>,
+    /// Throughput of the baseline build's ok forks (A/B runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_score: Option<Score>,
+    /// The fastest an op can plausibly be, as the workload declares it (for example a network
+    /// round trip); a faster score is flagged as implausible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_floor_nanos: Option<u64>,
 }
 
 /// Allocations per op of a case.
@@ -187,6 +199,9 @@ pub struct CaseSettings {
 pub struct Fork {
     /// 0-based fork index within the case.
     pub index: u32,
+    /// Position in the order the case's forks ran (both builds counted in A/B runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<u32>,
     /// Process id of the worker.
     pub pid: Option<u32>,
     /// Outcome.
@@ -271,7 +286,7 @@ pub enum FailureKind {
 }
 
 /// One iteration's raw data.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Iteration {
     /// Operations completed.
     pub ops: u64,
@@ -347,6 +362,7 @@ impl Fork {
     pub fn pending(index: u32, pid: Option<u32>) -> Fork {
         Fork {
             index,
+            sequence: None,
             pid,
             status: ForkStatus::Failed,
             failure: None,

@@ -2,6 +2,7 @@
 //! rewrites the report after every fork so an interrupted run keeps everything that finished.
 //! The parent never measures.
 
+pub mod baseline;
 pub mod collect;
 pub mod spawn;
 
@@ -22,6 +23,10 @@ use std::time::Duration;
 pub struct RunContext<'a> {
     /// Binary started in worker mode (normally this one).
     pub worker_exe: PathBuf,
+    /// A/B runs: the other build, whose forks alternate with this one's.
+    pub baseline_exe: Option<PathBuf>,
+    /// `--pin`: the CPUs every worker runs on.
+    pub pin: Option<crate::pin::CpuList>,
     /// Report path.
     pub out: &'a Path,
     /// Settings every case runs with.
@@ -67,21 +72,32 @@ pub fn run(
             write::write_atomic(ctx.out, &report)?;
             continue;
         }
+        report.benchmarks.push(Benchmark { op_floor_nanos: op_floor(case, ctx), ..benchmark(case, &ctx.settings) });
+        let mut sequence = 0;
+        // A/B: baseline fork i runs just before this build's fork i, so drift hits both alike.
+        let sides: &[Side] =
+            if ctx.baseline_exe.is_some() { &[Side::Baseline, Side::Current] } else { &[Side::Current] };
         for fork_index in 0..forks {
-            if ctx.stop.load(Ordering::SeqCst) {
-                break 'cases;
+            for &side in sides {
+                if ctx.stop.load(Ordering::SeqCst) {
+                    break 'cases;
+                }
+                let mut fork = run_fork(ctx, case, fork_index, None, side, progress, &label);
+                fork.sequence = Some(sequence);
+                sequence += 1;
+                record(&mut report, fork, side);
+                write::write_atomic(ctx.out, &report)?;
             }
-            let fork = run_fork(ctx, case, fork_index, None, progress, &label);
-            record(&mut report, case, &ctx.settings, fork);
-            write::write_atomic(ctx.out, &report)?;
         }
         if let Some(instr) = &ctx.instructions {
             for fork_index in forks..forks + instr.forks {
                 if ctx.stop.load(Ordering::SeqCst) {
                     break 'cases;
                 }
-                let fork = run_fork(ctx, case, fork_index, Some(instr), progress, &label);
-                record(&mut report, case, &ctx.settings, fork);
+                let mut fork = run_fork(ctx, case, fork_index, Some(instr), Side::Current, progress, &label);
+                fork.sequence = Some(sequence);
+                sequence += 1;
+                record(&mut report, fork, Side::Current);
                 write::write_atomic(ctx.out, &report)?;
             }
         }
@@ -111,16 +127,37 @@ fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>, instr: Option<&Instr
     }
 }
 
+/// Which build a fork ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// This harness binary.
+    Current,
+    /// `--baseline-bin`.
+    Baseline,
+}
+
+/// The case's declared floor per op.
+fn op_floor(case: &Case, ctx: &RunContext<'_>) -> Option<u64> {
+    let setup = workloads::SetupContext {
+        database_url: ctx.database_url.clone(),
+        ..workloads::SetupContext::new(case.params.clone())
+    };
+    case.def.op_floor_nanos(&setup)
+}
+
 /// Runs one fork (timed, or counting instructions under callgrind) and reports its progress.
 fn run_fork(
     ctx: &RunContext<'_>,
     case: &Case,
     fork_index: u32,
     instr: Option<&InstructionSettings>,
+    side: Side,
     progress: &Progress,
     label: &str,
 ) -> Fork {
     let forks = ctx.settings.forks + ctx.instructions.as_ref().map_or(0, |i| i.forks);
+    let shown = if side == Side::Baseline { format!("{label} (baseline)") } else { label.to_string() };
+    let label = shown.as_str();
     progress.fork_started(label, fork_index, forks);
     let task = task(case, fork_index, ctx, instr);
     let out_dir = match instr.map(|_| tempfile::Builder::new().prefix("harness-callgrind-").tempdir()).transpose() {
@@ -135,14 +172,18 @@ fn run_fork(
         out.push(dir.path().join("callgrind.out"));
         command.push(out);
     }
-    command.push(ctx.worker_exe.clone().into());
+    let exe = match side {
+        Side::Baseline => ctx.baseline_exe.clone().expect("baseline runs have a baseline binary"),
+        Side::Current => ctx.worker_exe.clone(),
+    };
+    command.push(exe.into());
     command.push("__worker".into());
     // Under valgrind the worker runs tens of times slower: give it at least ten minutes.
     let mut timeout = Duration::from_nanos(ctx.settings.fork_timeout_nanos);
     if instr.is_some() {
         timeout = timeout.max(Duration::from_secs(600));
     }
-    let mut fork = match spawn::spawn(&command, &task) {
+    let mut fork = match spawn::spawn(&command, &task, ctx.pin.as_ref().map(crate::pin::CpuList::cpu_set)) {
         Ok(worker) => collect::collect(worker, &task, timeout, ctx.stop, &mut |m| progress.message(label, m)),
         Err(e) => return spawn_failed(&task, format!("cannot start {}: {e}", command[0].to_string_lossy())),
     };
@@ -194,15 +235,17 @@ pub fn callgrind_total(dir: &std::path::Path) -> anyhow::Result<u64> {
     Ok(total)
 }
 
-/// Adds `fork` to the case's entry (creating it with the first fork) and rescores it.
-fn record(report: &mut Report, case: &Case, settings: &CaseSettings, fork: Fork) {
-    if fork.index == 0 {
-        report.benchmarks.push(benchmark(case, settings));
-    }
+/// Adds `fork` to the last case's entry, on its build's side, and rescores it.
+fn record(report: &mut Report, fork: Fork, side: Side) {
     if report.meta.hardware_counters.is_none() {
         report.meta.hardware_counters = fork.hardware_counters.clone();
     }
     let b = report.benchmarks.last_mut().expect("entry exists");
+    if side == Side::Baseline {
+        b.baseline_forks.push(fork);
+        b.baseline_score = Score::from_forks(&b.baseline_forks);
+        return;
+    }
     if b.shape.is_none() {
         b.shape = fork.shape.clone();
     }
@@ -224,12 +267,18 @@ fn benchmark(case: &Case, settings: &CaseSettings) -> Benchmark {
         skipped: None,
         instructions: None,
         allocations: None,
+        baseline_forks: vec![],
+        baseline_score: None,
+        op_floor_nanos: None,
     }
 }
 
 /// True when any case was skipped or any fork of any case failed.
 pub fn any_failed(report: &Report) -> bool {
-    report.benchmarks.iter().any(|b| b.skipped.is_some() || b.forks.iter().any(|f| f.status != ForkStatus::Ok))
+    report
+        .benchmarks
+        .iter()
+        .any(|b| b.skipped.is_some() || b.forks.iter().chain(&b.baseline_forks).any(|f| f.status != ForkStatus::Ok))
 }
 
 #[cfg(test)]

@@ -90,8 +90,8 @@ impl Worker {
 }
 
 /// Starts `command` (a harness binary's `__worker` mode, possibly wrapped in valgrind), hands
-/// it `task` on stdin, and starts the reader threads.
-pub fn spawn(command: &[OsString], task: &Task) -> std::io::Result<Worker> {
+/// it `task` on stdin, and starts the reader threads; `pin` restricts it to those CPUs.
+pub fn spawn(command: &[OsString], task: &Task, pin: Option<libc::cpu_set_t>) -> std::io::Result<Worker> {
     let (program, args) = command.split_first().ok_or_else(|| std::io::Error::other("empty worker command"))?;
     let (read_end, write_end): (OwnedFd, OwnedFd) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
     let mut cmd = Command::new(program);
@@ -106,7 +106,14 @@ pub fn spawn(command: &[OsString], task: &Task) -> std::io::Result<Worker> {
     let parent = nix::unistd::getpid().as_raw();
     // SAFETY: the closure runs between fork and exec and calls only async-signal-safe functions.
     unsafe {
-        cmd.pre_exec(move || prepare_child(wfd, parent));
+        cmd.pre_exec(move || {
+            if let Some(set) = &pin
+                && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            prepare_child(wfd, parent)
+        });
     }
     let mut child = cmd.spawn()?;
     drop(write_end);

@@ -76,6 +76,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[CACHE_SIZE],
         hidden: false,
         servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
         setup: |ctx| Ok(blocking(MokaHit::create(size(ctx)?)?)),
     },
     WorkloadDef {
@@ -84,6 +85,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[CACHE_SIZE],
         hidden: false,
         servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
         setup: |ctx| Ok(asynchronous(NearLocal::create(size(ctx)?, false)?)),
     },
     WorkloadDef {
@@ -92,6 +94,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[CACHE_SIZE],
         hidden: false,
         servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
         setup: |ctx| Ok(asynchronous(NearLocal::create(size(ctx)?, true)?)),
     },
     WorkloadDef {
@@ -100,6 +103,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[CACHE_SIZE],
         hidden: false,
         servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
         setup: |ctx| Ok(blocking(HashMapHit::create(size(ctx)?))),
     },
 ];

@@ -42,6 +42,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: TABLE_PARAMS,
         hidden: false,
         servers: crate::db::servers,
+        op_floor: crate::registry::OpFloor::RoundTrip,
         setup: |ctx| Ok(blocking(BatchInsert::create(&IdsCase::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -50,6 +51,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: TABLE_PARAMS,
         hidden: false,
         servers: crate::db::servers,
+        op_floor: crate::registry::OpFloor::RoundTrip,
         setup: |ctx| Ok(blocking(SelectByName::create(&IdsCase::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -58,6 +60,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: TABLE_PARAMS,
         hidden: false,
         servers: crate::db::servers,
+        op_floor: crate::registry::OpFloor::RoundTrip,
         setup: |ctx| Ok(blocking(SelectById::create(&IdsCase::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -66,6 +69,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[KIND, WORKER_ID],
         hidden: false,
         servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
         setup: setup_generate,
     },
     WorkloadDef {
@@ -74,6 +78,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[KIND, DB, WORKER_ID],
         hidden: false,
         servers: crate::db::servers,
+        op_floor: crate::registry::OpFloor::RoundTrip,
         setup: |ctx| Ok(blocking(InsertGrowth::create(&IdsCase::from(ctx)?)?)),
     },
 ];

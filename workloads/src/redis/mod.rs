@@ -41,6 +41,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: PARAMS,
         hidden: false,
         servers,
+        op_floor: crate::registry::OpFloor::RoundTrip,
         setup: |ctx| Ok(asynchronous(RedisRsGet::create(&RedisCase::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -49,6 +50,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: PARAMS,
         hidden: false,
         servers,
+        op_floor: crate::registry::OpFloor::RoundTrip,
         setup: |ctx| Ok(asynchronous(FredGet::create(&RedisCase::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -57,6 +59,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: PARAMS,
         hidden: false,
         servers,
+        op_floor: crate::registry::OpFloor::None,
         setup: |ctx| Ok(asynchronous(NearRedis::create(&RedisCase::from(ctx)?, false)?)),
     },
     WorkloadDef {
@@ -65,6 +68,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: PARAMS,
         hidden: false,
         servers,
+        op_floor: crate::registry::OpFloor::RoundTrip,
         setup: |ctx| Ok(asynchronous(NearRedis::create(&RedisCase::from(ctx)?, true)?)),
     },
 ];

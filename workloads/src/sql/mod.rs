@@ -51,6 +51,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: PARAMS,
         hidden: false,
         servers: crate::db::servers,
+        op_floor: crate::registry::OpFloor::RoundTrip,
         setup: |ctx| Ok(crate::blocking(ThreadSelect::create(&SqlConfig::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -59,6 +60,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: PARAMS,
         hidden: false,
         servers: crate::db::servers,
+        op_floor: crate::registry::OpFloor::RoundTrip,
         setup: |ctx| Ok(crate::asynchronous(SpawnBlockingSelect::create(&SqlConfig::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -67,6 +69,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: PARAMS,
         hidden: false,
         servers: crate::db::servers,
+        op_floor: crate::registry::OpFloor::RoundTrip,
         setup: |ctx| Ok(crate::blocking(AsyncSelect::create(&SqlConfig::from(ctx)?)?)),
     },
 ];

@@ -1,19 +1,10 @@
-//! Comparing two reports: per benchmark case, the metric in each and a verdict against a
-//! regression threshold. Pure functions over reports; the CLI reads, prints and exits.
-//!
-//! `instructions` compares instructions per op from `--instructions` runs: exact counts, so a
-//! threshold of a fraction of a percent is meaningful for deterministic workloads.
+//! Instructions per op from `--instructions` runs, case by case against a regression threshold:
+//! exact counts, so a threshold of a fraction of a percent is meaningful for deterministic
+//! workloads.
 
-use crate::BadInput;
+use super::case_pairs;
 use crate::report::{Benchmark, Report};
 use std::collections::BTreeMap;
-
-/// What to compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Metric {
-    /// Instructions per op (`harness run --instructions`); lower is better.
-    Instructions,
-}
 
 /// Regression thresholds in percent: a default and per-benchmark overrides.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
@@ -93,8 +84,6 @@ pub struct Row {
 /// A whole comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
-    /// Metric compared.
-    pub metric: Metric,
     /// One row per case of either report.
     pub rows: Vec<Row>,
 }
@@ -106,72 +95,18 @@ impl Comparison {
     }
 }
 
-/// `name[k=v,...]`, as the summary and `list` print a case.
-pub fn label(b: &Benchmark) -> String {
-    if b.params.is_empty() {
-        return b.name.clone();
-    }
-    let params: Vec<String> = b.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("{}[{}]", b.name, params.join(","))
-}
-
-/// Refuses reports that were not made to be compared: another configuration, other `-p`
-/// overrides, or another number of counted ops.
-fn check_comparable(base: &Report, new: &Report, metric: Metric) -> Result<(), BadInput> {
-    let (b, n) = (&base.meta, &new.meta);
-    if b.configuration != n.configuration {
-        return Err(BadInput(format!(
-            "the reports ran different configurations (base {:?}, new {:?}): compare runs of the same configuration",
-            b.configuration, n.configuration
-        )));
-    }
-    let (bs, ns) = (b.settings.as_ref(), n.settings.as_ref());
-    if bs.map(|s| &s.params) != ns.map(|s| &s.params) {
-        return Err(BadInput(format!(
-            "the reports ran with different params (base {:?}, new {:?}): compare runs with the same -p",
-            bs.map(|s| &s.params),
-            ns.map(|s| &s.params)
-        )));
-    }
-    if metric == Metric::Instructions && bs.map(|s| s.instr_ops) != ns.map(|s| s.instr_ops) {
-        return Err(BadInput(format!(
-            "the reports counted different numbers of ops (--instr-ops base {:?}, new {:?}): use the same --instr-ops",
-            bs.and_then(|s| s.instr_ops),
-            ns.and_then(|s| s.instr_ops)
-        )));
-    }
-    Ok(())
-}
-
-fn metric_of(b: &Benchmark, metric: Metric) -> Option<(f64, bool)> {
-    match metric {
-        Metric::Instructions => b.instructions.as_ref().map(|i| (i.per_op, i.deterministic)),
-    }
+fn metric_of(b: &Benchmark) -> Option<(f64, bool)> {
+    b.instructions.as_ref().map(|i| (i.per_op, i.deterministic))
 }
 
 /// Compares `new` against `base`; `max_regression_pct` applies where `thresholds` is silent.
-pub fn compare(
-    base: &Report,
-    new: &Report,
-    metric: Metric,
-    max_regression_pct: f64,
-    thresholds: &Thresholds,
-) -> Result<Comparison, BadInput> {
-    check_comparable(base, new, metric)?;
-    let index =
-        |r: &Report| -> BTreeMap<String, Benchmark> { r.benchmarks.iter().map(|b| (label(b), b.clone())).collect() };
-    let (base_cases, new_cases) = (index(base), index(new));
-    let mut labels: Vec<&String> =
-        base.benchmarks.iter().map(label).filter_map(|l| base_cases.get_key_value(&l).map(|(k, _)| k)).collect();
-    labels.extend(new_cases.keys().filter(|l| !base_cases.contains_key(*l)));
-    labels.dedup();
-    let rows = labels
+pub fn compare(base: &Report, new: &Report, max_regression_pct: f64, thresholds: &Thresholds) -> Comparison {
+    let rows = case_pairs(base, new)
         .into_iter()
-        .map(|label| {
-            let (b, n) = (base_cases.get(label), new_cases.get(label));
+        .map(|(label, b, n)| {
             let name = b.or(n).map_or("", |c| c.name.as_str());
-            let threshold_pct = thresholds.for_case(name, label, max_regression_pct);
-            let (bm, nm) = (b.and_then(|c| metric_of(c, metric)), n.and_then(|c| metric_of(c, metric)));
+            let threshold_pct = thresholds.for_case(name, &label, max_regression_pct);
+            let (bm, nm) = (b.and_then(metric_of), n.and_then(metric_of));
             let delta_pct = match (bm, nm) {
                 (Some((bv, _)), Some((nv, _))) if bv > 0.0 => Some((nv - bv) / bv * 100.0),
                 _ => None,
@@ -185,18 +120,10 @@ pub fn compare(
                 _ => Verdict::NoData,
             };
             let deterministic = bm.or(nm).is_none_or(|(_, d)| d);
-            Row {
-                label: label.clone(),
-                base: bm.map(|m| m.0),
-                new: nm.map(|m| m.0),
-                delta_pct,
-                threshold_pct,
-                verdict,
-                deterministic,
-            }
+            Row { label, base: bm.map(|m| m.0), new: nm.map(|m| m.0), delta_pct, threshold_pct, verdict, deterministic }
         })
         .collect();
-    Ok(Comparison { metric, rows })
+    Comparison { rows }
 }
 
 fn cells(r: &Row) -> [String; 6] {
@@ -237,26 +164,12 @@ pub fn render_markdown(c: &Comparison) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixtures::report;
     use super::*;
-    use crate::report::{InstructionSummary, Meta, RunStatus, SCHEMA_VERSION};
+    use crate::report::InstructionSummary;
 
     fn case(name: &str, per_op: Option<f64>) -> Benchmark {
         Benchmark {
-            name: name.into(),
-            params: BTreeMap::new(),
-            shape: None,
-            settings: crate::report::CaseSettings {
-                forks: 1,
-                warmup_iterations: 0,
-                warmup_nanos: 0,
-                iterations: 1,
-                iteration_nanos: 1,
-                fork_timeout_nanos: 1,
-            },
-            forks: vec![],
-            score: None,
-            skipped: None,
-            allocations: None,
             instructions: per_op.map(|p| InstructionSummary {
                 forks: 1,
                 ops: 1000,
@@ -267,15 +180,7 @@ mod tests {
                 identical: None,
                 deterministic: true,
             }),
-        }
-    }
-
-    fn report(cases: Vec<Benchmark>) -> Report {
-        Report {
-            schema_version: SCHEMA_VERSION,
-            status: RunStatus::Complete,
-            meta: Meta::collect(Some("smoke".into()), None),
-            benchmarks: cases,
+            ..super::super::fixtures::case(name)
         }
     }
 
@@ -293,7 +198,7 @@ mod tests {
             case("c", Some(900.0)),
             case("fresh", Some(5.0)),
         ]);
-        let c = compare(&base, &new, Metric::Instructions, 1.0, &Thresholds::default()).unwrap();
+        let c = compare(&base, &new, 1.0, &Thresholds::default());
         let verdicts: Vec<(&str, Verdict)> = c.rows.iter().map(|r| (r.label.as_str(), r.verdict)).collect();
         assert_eq!(
             verdicts,
@@ -307,7 +212,7 @@ mod tests {
         );
         assert!(c.regressed());
         assert!((c.rows[1].delta_pct.unwrap() - 1.1).abs() < 1e-9);
-        let same = compare(&base, &base, Metric::Instructions, 0.0, &Thresholds::default()).unwrap();
+        let same = compare(&base, &base, 0.0, &Thresholds::default());
         assert!(!same.regressed() && same.rows.iter().all(|r| r.verdict == Verdict::Unchanged));
     }
 
@@ -321,18 +226,9 @@ mod tests {
     }
 
     #[test]
-    fn reports_of_other_configurations_are_refused_by_name() {
-        let base = report(vec![case("a", Some(1.0))]);
-        let mut new = base.clone();
-        new.meta.configuration = Some("main".into());
-        let e = compare(&base, &new, Metric::Instructions, 1.0, &Thresholds::default()).unwrap_err().0;
-        assert!(e.contains("different configurations") && e.contains("\"main\""), "{e}");
-    }
-
-    #[test]
     fn cases_without_counts_have_no_data() {
         let base = report(vec![case("a", None)]);
-        let c = compare(&base, &base, Metric::Instructions, 1.0, &Thresholds::default()).unwrap();
+        let c = compare(&base, &base, 1.0, &Thresholds::default());
         assert_eq!(c.rows[0].verdict, Verdict::NoData);
         assert!(render_markdown(&c).contains("| a | - | - | - | 1.00% | no data |"));
     }

@@ -1,0 +1,207 @@
+//! Comparing two reports case by case: wall-clock throughput with a significance verdict
+//! ([`throughput`]), or instructions per op against a regression threshold ([`instructions`]).
+//! Pure functions over reports; the CLI reads, prints and exits.
+
+pub mod instructions;
+pub mod throughput;
+
+use crate::report::{Benchmark, Report};
+use std::collections::BTreeMap;
+
+/// What to compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Metric {
+    /// Ops/s of the timed forks, with a rank test and a confidence interval; higher is better.
+    Throughput,
+    /// Instructions per op (`harness run --instructions`); lower is better.
+    Instructions,
+}
+
+/// `name[k=v,...]`, as the summary and `list` print a case.
+pub fn label(b: &Benchmark) -> String {
+    if b.params.is_empty() {
+        return b.name.clone();
+    }
+    let params: Vec<String> = b.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{}[{}]", b.name, params.join(","))
+}
+
+/// Every case of either report by label, in the base report's order then the new ones.
+pub fn case_pairs<'a>(
+    base: &'a Report,
+    new: &'a Report,
+) -> Vec<(String, Option<&'a Benchmark>, Option<&'a Benchmark>)> {
+    let index =
+        |r: &'a Report| -> BTreeMap<String, &'a Benchmark> { r.benchmarks.iter().map(|b| (label(b), b)).collect() };
+    let (base_cases, new_cases) = (index(base), index(new));
+    let mut labels: Vec<String> = vec![];
+    for l in base.benchmarks.iter().chain(&new.benchmarks).map(label) {
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+    }
+    labels
+        .into_iter()
+        .map(|l| {
+            let (b, n) = (base_cases.get(&l).copied(), new_cases.get(&l).copied());
+            (l, b, n)
+        })
+        .collect()
+}
+
+/// Every way the two reports' runs differ that makes their numbers incomparable for `metric`:
+/// configuration, settings, params, servers, machine and toolchain. The commit is expected to
+/// differ and is not listed.
+pub fn differences(base: &Report, new: &Report, metric: Metric) -> Vec<String> {
+    let mut out = vec![];
+    let mut check = |what: &str, b: String, n: String| {
+        if b != n {
+            out.push(format!("{what}: base {b}, new {n}"));
+        }
+    };
+    let (b, n) = (&base.meta, &new.meta);
+    check("configuration", format!("{:?}", b.configuration), format!("{:?}", n.configuration));
+    let (bs, ns) = (b.settings.as_ref(), n.settings.as_ref());
+    let field = |s: Option<&crate::report::meta::RunSettings>,
+                 f: &dyn Fn(&crate::report::meta::RunSettings) -> String| {
+        s.map_or("unknown".to_string(), f)
+    };
+    check("-p params", field(bs, &|s| format!("{:?}", s.params)), field(ns, &|s| format!("{:?}", s.params)));
+    check("--database-url", field(bs, &|s| s.database_url.clone()), field(ns, &|s| s.database_url.clone()));
+    check("--redis-url", field(bs, &|s| s.redis_url.clone()), field(ns, &|s| s.redis_url.clone()));
+    match metric {
+        Metric::Instructions => {
+            check(
+                "--instr-ops",
+                field(bs, &|s| format!("{:?}", s.instr_ops)),
+                field(ns, &|s| format!("{:?}", s.instr_ops)),
+            );
+        }
+        Metric::Throughput => {
+            check("--forks", field(bs, &|s| s.forks.to_string()), field(ns, &|s| s.forks.to_string()));
+            check(
+                "--warmup",
+                field(bs, &|s| s.warmup_iterations.to_string()),
+                field(ns, &|s| s.warmup_iterations.to_string()),
+            );
+            check("--warmup-time", field(bs, &|s| nanos(s.warmup_nanos)), field(ns, &|s| nanos(s.warmup_nanos)));
+            check("--iterations", field(bs, &|s| s.iterations.to_string()), field(ns, &|s| s.iterations.to_string()));
+            check("--time", field(bs, &|s| nanos(s.iteration_nanos)), field(ns, &|s| nanos(s.iteration_nanos)));
+            check("--alloc", field(bs, &|s| s.alloc.to_string()), field(ns, &|s| s.alloc.to_string()));
+            check("--pin", field(bs, &|s| format!("{:?}", s.pin)), field(ns, &|s| format!("{:?}", s.pin)));
+        }
+    }
+    check(
+        "cpu",
+        format!("{} x{}", b.cpu.model, b.cpu.logical_cpus),
+        format!("{} x{}", n.cpu.model, n.cpu.logical_cpus),
+    );
+    check("os", format!("{} {}", b.os.name, b.os.kernel), format!("{} {}", n.os.name, n.os.kernel));
+    check("cgroup cpu quota", b.cgroup.cpu_quota.clone(), n.cgroup.cpu_quota.clone());
+    check("rustc", b.rustc.clone(), n.rustc.clone());
+    check("build profile", b.build_profile.clone(), n.build_profile.clone());
+    check("target", b.target.clone(), n.target.clone());
+    out
+}
+
+fn nanos(n: u64) -> String {
+    humantime::format_duration(std::time::Duration::from_nanos(n)).to_string()
+}
+
+#[cfg(test)]
+pub(crate) mod fixtures {
+    //! Reports built in code for the comparison tests.
+
+    use crate::report::{
+        Benchmark, CaseSettings, Fork, ForkStatus, Iteration, Meta, Report, RunStatus, SCHEMA_VERSION,
+    };
+    use std::collections::BTreeMap;
+
+    /// A case with no forks.
+    pub fn case(name: &str) -> Benchmark {
+        Benchmark {
+            name: name.into(),
+            params: BTreeMap::new(),
+            shape: None,
+            settings: CaseSettings {
+                forks: 1,
+                warmup_iterations: 0,
+                warmup_nanos: 0,
+                iterations: 1,
+                iteration_nanos: 1,
+                fork_timeout_nanos: 1,
+            },
+            forks: vec![],
+            score: None,
+            skipped: None,
+            instructions: None,
+            allocations: None,
+            baseline_forks: vec![],
+            baseline_score: None,
+            op_floor_nanos: None,
+        }
+    }
+
+    /// An ok timed fork whose iterations ran at `ops_per_sec` (one op per 1/ops_per_sec s).
+    pub fn fork(index: u32, ops_per_sec: &[f64]) -> Fork {
+        Fork {
+            status: ForkStatus::Ok,
+            iterations: ops_per_sec
+                .iter()
+                .map(|&r| Iteration {
+                    ops: (r * 1000.0).round() as u64,
+                    nanos: 1_000_000_000_000,
+                    ..Iteration::default()
+                })
+                .collect(),
+            ..Fork::pending(index, Some(1))
+        }
+    }
+
+    /// A case whose forks ran at these rates.
+    pub fn timed(name: &str, forks: &[&[f64]]) -> Benchmark {
+        let mut b = case(name);
+        b.forks = forks.iter().enumerate().map(|(i, f)| fork(i as u32, f)).collect();
+        b.score = crate::report::Score::from_forks(&b.forks);
+        b
+    }
+
+    /// A complete report of `cases` on this machine.
+    pub fn report(cases: Vec<Benchmark>) -> Report {
+        Report {
+            schema_version: SCHEMA_VERSION,
+            status: RunStatus::Complete,
+            meta: Meta::collect(Some("smoke".into()), None),
+            benchmarks: cases,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::*;
+    use super::*;
+
+    #[test]
+    fn pairs_keep_base_order_then_new_cases() {
+        let base = report(vec![case("b"), case("a")]);
+        let new = report(vec![case("a"), case("c")]);
+        let pairs: Vec<(String, bool, bool)> =
+            case_pairs(&base, &new).into_iter().map(|(l, b, n)| (l, b.is_some(), n.is_some())).collect();
+        assert_eq!(pairs, [("b".into(), true, false), ("a".into(), true, true), ("c".into(), false, true)]);
+    }
+
+    #[test]
+    fn every_difference_is_named() {
+        let base = report(vec![]);
+        assert!(differences(&base, &base, Metric::Throughput).is_empty());
+        let mut new = base.clone();
+        new.meta.configuration = Some("main".into());
+        new.meta.rustc = "rustc 0.0.1".into();
+        new.meta.cpu.model = "Other CPU".into();
+        let d = differences(&base, &new, Metric::Throughput);
+        assert_eq!(d.len(), 3, "{d:?}");
+        assert!(d[0].starts_with("configuration: base Some(\"smoke\"), new Some(\"main\")"), "{d:?}");
+        assert!(d.iter().any(|l| l.starts_with("rustc:")) && d.iter().any(|l| l.starts_with("cpu:")), "{d:?}");
+    }
+}

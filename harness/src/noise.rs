@@ -1,0 +1,268 @@
+//! The noise report: per case, how much the iterations vary, where the variance lies (between
+//! forks or within them), whether throughput drifts across iterations, outliers, how many forks a
+//! stated precision needs, and one plain recommendation. Pure over a report; printed after every
+//! run and by `harness noise`.
+
+use crate::compare::label;
+use crate::compare::throughput::fork_samples;
+use crate::format::si;
+use crate::report::{Benchmark, Report};
+use crate::stats::spread::{self, OUTLIER_Z, Trend, VarianceSplit};
+use crate::stats::summarize;
+
+/// Significance level of the trend test.
+const TREND_ALPHA: f64 = 0.05;
+/// A trend smaller than this over the whole fork (fraction of the mean) is not worth acting on.
+const TREND_MIN_DRIFT: f64 = 0.005;
+/// Within-fork coefficient of variation above which iterations are too short.
+const WITHIN_CV_HIGH: f64 = 0.02;
+/// Share of the variance between forks above which more forks are the fix.
+const BETWEEN_SHARE_HIGH: f64 = 0.5;
+
+/// What to change, most important first.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Advice {
+    /// Run more forks (the number needed, when it can be estimated).
+    AddForks(Option<u32>),
+    /// Throughput still rises across iterations.
+    AddWarmup,
+    /// Throughput falls across iterations.
+    Drifting,
+    /// Iterations within a fork vary a lot.
+    LengthenIterations,
+    /// Outlier iterations.
+    QuietMachine(usize),
+    /// Nothing to change.
+    Ok,
+}
+
+impl Advice {
+    /// One line for the reader.
+    pub fn text(&self) -> String {
+        match self {
+            Advice::AddForks(Some(n)) => format!("add forks (--forks {n})"),
+            Advice::AddForks(None) => "add forks (--forks 3 or more: one fork hides fork-to-fork variation)".into(),
+            Advice::AddWarmup => "add warmup (throughput still rises across iterations)".into(),
+            Advice::Drifting => {
+                "throughput falls across iterations: state grows or the machine slows; check the workload".into()
+            }
+            Advice::LengthenIterations => "lengthen iterations (--time): they vary a lot within a fork".into(),
+            Advice::QuietMachine(n) => format!("quiet the machine or --pin: {n} outlier iteration(s)"),
+            Advice::Ok => "ok".into(),
+        }
+    }
+}
+
+/// The noise diagnosis of one case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseNoise {
+    /// `name[params]`.
+    pub label: String,
+    /// Ok timed forks.
+    pub forks: usize,
+    /// Their measured iterations.
+    pub iterations: usize,
+    /// Mean ops/s.
+    pub mean: f64,
+    /// Coefficient of variation of all iterations (stdev / mean).
+    pub cv: Option<f64>,
+    /// Variance between forks and within forks.
+    pub split: Option<VarianceSplit>,
+    /// Pooled within-fork trend.
+    pub trend: Option<Trend>,
+    /// Outlier iterations (modified z-score above 3.5).
+    pub outliers: usize,
+    /// Forks needed for the requested precision at 95%.
+    pub forks_needed: Option<u32>,
+    /// Why the score is implausibly fast.
+    pub implausible: Option<String>,
+    /// What to change.
+    pub advice: Vec<Advice>,
+}
+
+/// Diagnoses one case; `precision` is a fraction (0.01 for ±1%). `None` without ok iterations.
+pub fn diagnose(b: &Benchmark, precision: f64) -> Option<CaseNoise> {
+    let groups = fork_samples(&b.forks);
+    let all: Vec<f64> = groups.iter().flatten().copied().collect();
+    let s = summarize(&all)?;
+    let cv = (s.stdev.is_finite() && s.mean != 0.0).then(|| s.stdev / s.mean);
+    let split = spread::variance_split(&groups);
+    let trend = spread::trend(&groups);
+    let outliers = spread::outliers(&all).len();
+    let fork_means: Vec<f64> = groups.iter().map(|g| g.iter().sum::<f64>() / g.len() as f64).collect();
+    let forks_needed = spread::forks_needed(&fork_means, precision, 0.95);
+    let per_op_nanos = 1e9 / s.mean;
+    let implausible = if per_op_nanos < 1.0 {
+        Some(format!("{per_op_nanos:.2} ns per op: under 1 ns, the op may have been optimized away"))
+    } else {
+        b.op_floor_nanos.filter(|&f| per_op_nanos < f as f64).map(|f| {
+            format!(
+                "{} per op is faster than the workload's floor of {} (a network round trip): served from a cache, or not doing its work?",
+                nanos(per_op_nanos),
+                nanos(f as f64)
+            )
+        })
+    };
+
+    let mut advice = vec![];
+    if groups.len() < 2 {
+        advice.push(Advice::AddForks(None));
+    } else if let (Some(sp), Some(n)) = (split, forks_needed)
+        && sp.between_share() > BETWEEN_SHARE_HIGH
+        && n as usize > groups.len()
+    {
+        advice.push(Advice::AddForks(Some(n)));
+    }
+    if let Some(t) = trend {
+        let per_fork = groups.iter().map(Vec::len).max().unwrap_or(1).saturating_sub(1) as f64;
+        if t.p_value < TREND_ALPHA && (t.slope * per_fork / s.mean).abs() > TREND_MIN_DRIFT {
+            advice.push(if t.slope > 0.0 { Advice::AddWarmup } else { Advice::Drifting });
+        }
+    }
+    if split.is_some_and(|sp| sp.within.sqrt() / s.mean > WITHIN_CV_HIGH)
+        || (groups.len() < 2 && cv.is_some_and(|c| c > WITHIN_CV_HIGH))
+    {
+        advice.push(Advice::LengthenIterations);
+    }
+    if outliers > 0 {
+        advice.push(Advice::QuietMachine(outliers));
+    }
+    if advice.is_empty() {
+        advice.push(Advice::Ok);
+    }
+    Some(CaseNoise {
+        label: label(b),
+        forks: groups.len(),
+        iterations: all.len(),
+        mean: s.mean,
+        cv,
+        split,
+        trend,
+        outliers,
+        forks_needed,
+        implausible,
+        advice,
+    })
+}
+
+fn nanos(n: f64) -> String {
+    if n >= 1000.0 { format!("{} µs", si(n / 1000.0)) } else { format!("{} ns", si(n)) }
+}
+
+/// Diagnoses every case of `report` that measured something.
+pub fn diagnose_all(report: &Report, precision: f64) -> Vec<CaseNoise> {
+    report.benchmarks.iter().filter_map(|b| diagnose(b, precision)).collect()
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{:.1}%", v * 100.0))
+}
+
+/// The per-case table, implausibility warnings and the outlier rule.
+pub fn render(cases: &[CaseNoise], precision: f64) -> String {
+    if cases.is_empty() {
+        return String::new();
+    }
+    let precision_col = format!("forks for ±{}%", precision * 100.0);
+    let header = ["benchmark", "CV", "between forks", "trend/iter", "outliers", precision_col.as_str(), "advice"];
+    let mut rows = vec![header.map(String::from).to_vec()];
+    for c in cases {
+        let trend = c.trend.map_or("-".into(), |t| {
+            let star = if t.p_value < TREND_ALPHA { "*" } else { "" };
+            format!("{:+.2}%{star}", t.slope / c.mean * 100.0)
+        });
+        rows.push(vec![
+            c.label.clone(),
+            pct(c.cv),
+            pct(c.split.map(|s| s.between_share())),
+            trend,
+            format!("{}/{}", c.outliers, c.iterations),
+            c.forks_needed.map_or("-".into(), |n| n.to_string()),
+            c.advice.iter().map(Advice::text).collect::<Vec<_>>().join("; "),
+        ]);
+    }
+    let mut out = crate::format::table(&rows, |i| (1..6).contains(&i));
+    out.push_str(&format!(
+        "CV over all iterations; between forks = share of the variance between fork means (one-way ANOVA); trend = pooled within-fork slope (* p < {TREND_ALPHA}); outliers: modified z-score > {OUTLIER_Z}.\n"
+    ));
+    for c in cases.iter().filter(|c| c.implausible.is_some()) {
+        out.push_str(&format!("warning: {} implausibly fast: {}\n", c.label, c.implausible.as_deref().unwrap_or("")));
+    }
+    out
+}
+
+/// The system block of `harness noise`: machine settings and the run's warnings.
+pub fn render_system(report: &Report) -> String {
+    let m = &report.meta;
+    let s = &m.system;
+    let or = |v: &Option<String>, d: &str| v.clone().unwrap_or_else(|| d.to_string());
+    let mut out = String::new();
+    let load = |l: Option<[f64; 3]>| l.map_or("unknown".into(), |l| format!("{:.2}", l[0]));
+    out.push_str(&format!(
+        "system: {} build; {} cores; load {} at start, {} at end; governor {}; turbo {}; ASLR {}; cgroup CPU quota {}; workers {}; other processes {}\n",
+        m.build_profile,
+        m.cpu.available_parallelism,
+        load(m.load_average_start),
+        load(m.load_average_end),
+        or(&s.governor, "not exposed"),
+        or(&s.turbo, "unknown"),
+        or(&s.aslr, "unknown"),
+        m.cgroup.cpu_quota,
+        m.settings.as_ref().and_then(|x| x.pin.clone()).map_or("not pinned".into(), |p| format!("pinned to CPUs {p}")),
+        s.other_cpu_cores.map_or("unknown".into(), |c| format!("{c:.2} cores busy")),
+    ));
+    for w in &s.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::fixtures::timed;
+
+    #[test]
+    fn a_rising_trend_asks_for_warmup() {
+        let b = timed("warm", &[&[90.0, 95.0, 100.0, 105.0], &[91.0, 96.0, 99.0, 104.0], &[89.0, 95.5, 100.5, 105.5]]);
+        let n = diagnose(&b, 0.01).unwrap();
+        assert!(n.trend.unwrap().p_value < 0.001);
+        assert!(n.advice.contains(&Advice::AddWarmup), "{:?}", n.advice);
+    }
+
+    #[test]
+    fn a_between_fork_shift_asks_for_forks() {
+        let b = timed("forky", &[&[100.0, 100.2, 99.9], &[110.0, 110.1, 109.8], &[95.0, 95.2, 94.9]]);
+        let n = diagnose(&b, 0.01).unwrap();
+        assert!(n.split.unwrap().between_share() > 0.95);
+        assert!(matches!(n.advice[0], Advice::AddForks(Some(k)) if k > 3), "{:?}", n.advice);
+        assert!(!n.advice.contains(&Advice::AddWarmup), "no trend within forks: {:?}", n.advice);
+    }
+
+    #[test]
+    fn a_quiet_case_is_ok_and_one_fork_asks_for_more() {
+        let b = timed(
+            "quiet",
+            &[&[100.0, 100.1, 99.9, 100.0], &[100.05, 99.95, 100.0, 100.1], &[99.9, 100.0, 100.1, 100.0]],
+        );
+        let n = diagnose(&b, 0.01).unwrap();
+        assert_eq!(n.advice, [Advice::Ok]);
+        assert_eq!(n.outliers, 0);
+        let one = diagnose(&timed("one", &[&[100.0, 100.1, 99.9]]), 0.01).unwrap();
+        assert_eq!(one.advice, [Advice::AddForks(None)]);
+    }
+
+    #[test]
+    fn outliers_and_implausible_speeds_are_flagged() {
+        let b = timed("spiky", &[&[100.0, 100.1, 60.0, 99.9], &[100.0, 100.2, 99.8, 100.1]]);
+        assert!(diagnose(&b, 0.01).unwrap().advice.contains(&Advice::QuietMachine(1)));
+        let fast = timed("noop", &[&[2e9, 2e9, 2e9]]);
+        assert!(diagnose(&fast, 0.01).unwrap().implausible.unwrap().contains("under 1 ns"));
+        let mut net = timed("net", &[&[1e6, 1e6, 1e6]]);
+        net.op_floor_nanos = Some(2_000);
+        let why = diagnose(&net, 0.01).unwrap().implausible.unwrap();
+        assert!(why.contains("1.000 µs per op is faster than the workload's floor of 2.000 µs"), "{why}");
+        let text = render(&diagnose_all(&crate::compare::fixtures::report(vec![net]), 0.01), 0.01);
+        assert!(text.contains("warning: net implausibly fast"), "{text}");
+    }
+}
