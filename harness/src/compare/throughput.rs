@@ -1,17 +1,16 @@
 //! Wall-clock throughput, case by case: the ratio NEW/BASE of the mean ops/s with a confidence
 //! interval, a Mann-Whitney U test over the iterations of every ok fork, and a verdict.
 //!
-//! A case is called faster or slower only when all three agree: the rank test rejects "no
-//! difference" at `alpha`, the fork-level bootstrap interval of the ratio (at `1 - alpha`)
-//! excludes 1, and the ratio lies outside the noise band. The rank test alone treats
-//! iterations as independent; iterations of one fork are not (they share a process layout and
-//! a CPU), and the bootstrap, which resamples forks, guards against that.
+//! A case is called faster or slower only when all three agree: the rank test (its variance
+//! inflated for the clustering of iterations into forks) rejects "no difference" at `alpha`,
+//! the fork-level bootstrap interval of the ratio (at `1 - alpha`) excludes 1, and the ratio
+//! lies outside the noise band.
 
 use super::case_pairs;
 use crate::format::si;
 use crate::report::{Benchmark, Fork, ForkKind, ForkStatus, Iteration, Report};
 use crate::stats::bootstrap::{RatioInterval, ratio_interval};
-use crate::stats::rank::{RankTest, mann_whitney_u};
+use crate::stats::rank::{RankTest, mann_whitney_u_clustered};
 
 /// How a verdict is reached.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -125,7 +124,7 @@ pub fn compare_case(label: String, base: &[Vec<f64>], new: &[Vec<f64>], options:
     let flat = |g: &[Vec<f64>]| g.iter().flatten().copied().collect::<Vec<f64>>();
     let (b, n) = (flat(base), flat(new));
     let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    let test = mann_whitney_u(&b, &n);
+    let test = mann_whitney_u_clustered(base, new);
     let interval = ratio_interval(base, new, 1.0 - options.alpha);
     let pairs = if paired {
         base.iter().zip(new).filter_map(|(x, y)| Some(mean(y)? / mean(x)?)).filter(|r| r.is_finite()).collect()
@@ -225,7 +224,7 @@ fn header(c: &Comparison) -> Vec<String> {
 /// What the verdicts mean, printed under the table.
 pub fn legend(c: &Comparison) -> String {
     format!(
-        "Mann-Whitney U over all iterations (alpha {}), bootstrap interval over forks; faster/slower only when both are significant and the ratio is beyond ±{}%.\n",
+        "Mann-Whitney U over all iterations, corrected for their clustering in forks (alpha {}); bootstrap interval over forks; faster/slower only when both are significant and the ratio is beyond ±{}%.\n",
         c.options.alpha, c.options.noise_band_pct
     )
 }

@@ -1,6 +1,12 @@
 //! The Mann-Whitney U test (Wilcoxon rank-sum), two-sided: does one sample tend to be larger
 //! than the other? A rank test assumes no distribution shape, so the long right tail of timings
 //! (a preemption, a page fault) cannot decide the verdict the way it can in a t-test.
+//!
+//! Iterations of one fork are not independent draws (they share a process layout and a CPU).
+//! [`mann_whitney_u_clustered`] inflates the variance of U by the design effect
+//! `1 + (m - 1) * ICC` (m iterations per fork, ICC the share of variance between forks), the
+//! standard correction for clustered samples, so that many iterations of few forks do not
+//! pass for many independent observations.
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -11,9 +17,11 @@ pub struct RankTest {
     pub u: f64,
     /// Two-sided p-value.
     pub p_value: f64,
-    /// True when the p-value comes from the exact distribution of U (no ties, small samples);
-    /// false for the normal approximation with tie and continuity corrections.
+    /// True when the p-value comes from the exact distribution of U (no ties, small samples,
+    /// no clustering); false for the normal approximation with tie and continuity corrections.
     pub exact: bool,
+    /// Factor the variance of U was inflated by for clustering (1 for independent samples).
+    pub design_effect: f64,
 }
 
 /// Largest combined sample size for the exact distribution.
@@ -23,6 +31,38 @@ const EXACT_MAX_N: usize = 120;
 /// Matches `scipy.stats.mannwhitneyu(x, y, method="auto")` for small samples without ties,
 /// and `method="asymptotic"` otherwise.
 pub fn mann_whitney_u(x: &[f64], y: &[f64]) -> Option<RankTest> {
+    mann_whitney_u_inflated(x, y, 1.0)
+}
+
+/// The test over every value of the forks in `x` and `y`, its variance inflated by the design
+/// effect of their clustering into forks (see the module documentation).
+pub fn mann_whitney_u_clustered(x: &[Vec<f64>], y: &[Vec<f64>]) -> Option<RankTest> {
+    let flat = |g: &[Vec<f64>]| g.iter().flatten().copied().collect::<Vec<f64>>();
+    mann_whitney_u_inflated(&flat(x), &flat(y), design_effect(x, y))
+}
+
+/// `1 + (m - 1) * ICC`, with m the mean iterations per fork and ICC the share of variance
+/// between forks of the log values, each side centred on its own mean so that a real
+/// difference between the sides does not count as clustering. 1 when it cannot be estimated.
+pub fn design_effect(x: &[Vec<f64>], y: &[Vec<f64>]) -> f64 {
+    let centred = |g: &[Vec<f64>]| -> Vec<Vec<f64>> {
+        let logs: Vec<Vec<f64>> =
+            g.iter().map(|f| f.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect()).collect();
+        let all: Vec<f64> = logs.iter().flatten().copied().collect();
+        let mean = all.iter().sum::<f64>() / all.len().max(1) as f64;
+        logs.into_iter().map(|f| f.into_iter().map(|v| v - mean).collect()).collect()
+    };
+    let mut groups = centred(x);
+    groups.extend(centred(y));
+    groups.retain(|g| !g.is_empty());
+    let n: usize = groups.iter().map(Vec::len).sum();
+    match super::spread::variance_split(&groups) {
+        Some(s) if groups.len() < n => 1.0 + (n as f64 / groups.len() as f64 - 1.0) * s.between_share(),
+        _ => 1.0,
+    }
+}
+
+fn mann_whitney_u_inflated(x: &[f64], y: &[f64], design_effect: f64) -> Option<RankTest> {
     let (n1, n2) = (x.len(), y.len());
     if n1 == 0 || n2 == 0 {
         return None;
@@ -50,12 +90,12 @@ pub fn mann_whitney_u(x: &[f64], y: &[f64]) -> Option<RankTest> {
     let (f1, f2) = (n1 as f64, n2 as f64);
     let u = rank_sum_x - f1 * (f1 + 1.0) / 2.0;
     let u_big = u.max(f1 * f2 - u);
-    if !ties && n <= EXACT_MAX_N {
+    if !ties && n <= EXACT_MAX_N && design_effect <= 1.0 {
         let p = (2.0 * exact_upper_tail(n1, n2, u_big.round() as usize)).min(1.0);
-        return Some(RankTest { u, p_value: p, exact: true });
+        return Some(RankTest { u, p_value: p, exact: true, design_effect: 1.0 });
     }
     let nf = n as f64;
-    let variance = f1 * f2 / 12.0 * ((nf + 1.0) - tie_term / (nf * (nf - 1.0)));
+    let variance = f1 * f2 / 12.0 * ((nf + 1.0) - tie_term / (nf * (nf - 1.0))) * design_effect.max(1.0);
     let p = if variance <= 0.0 {
         1.0
     } else {
@@ -63,7 +103,7 @@ pub fn mann_whitney_u(x: &[f64], y: &[f64]) -> Option<RankTest> {
         let normal = Normal::new(0.0, 1.0).expect("standard normal");
         (2.0 * (1.0 - normal.cdf(z))).clamp(0.0, 1.0)
     };
-    Some(RankTest { u, p_value: p, exact: false })
+    Some(RankTest { u, p_value: p, exact: false, design_effect: design_effect.max(1.0) })
 }
 
 /// P(U >= u) under the null for sample sizes `m` and `n`, from the coefficients of the
@@ -128,6 +168,27 @@ mod tests {
         assert!(!t.exact);
         assert_eq!(t.u, 13.0);
         close(t.p_value, 0.05047987865939703, 1e-9);
+    }
+
+    #[test]
+    fn clustering_inflates_the_variance_by_the_design_effect() {
+        // Two forks per side, iterations identical within a fork: all variance lies between
+        // forks (ICC = 1), so 3 iterations per fork count as one: design effect 3.
+        let x = vec![vec![10.0; 3], vec![12.0; 3]];
+        let y = vec![vec![11.0; 3], vec![13.0; 3]];
+        let d = design_effect(&x, &y);
+        assert!((d - 3.0).abs() < 1e-12, "{d}");
+        // U = 9 (ties), mean 18, tie-corrected variance 36 / 12 * (13 - 4 * 24 / 132) * 3.
+        let t = mann_whitney_u_clustered(&x, &y).unwrap();
+        let variance: f64 = 3.0 * (13.0 - 96.0 / 132.0) * 3.0;
+        let z = (27.0 - 18.0 - 0.5) / variance.sqrt();
+        let normal = Normal::new(0.0, 1.0).unwrap();
+        close(t.p_value, 2.0 * (1.0 - normal.cdf(z)), 1e-12);
+        assert_eq!(t.design_effect, 3.0);
+        // Independent-looking forks (no between-fork variance): no inflation, exact test.
+        let flat = vec![vec![1.0, 3.0, 2.0], vec![2.5, 1.5, 3.5]];
+        assert_eq!(design_effect(&flat, &flat), 1.0);
+        assert_eq!(design_effect(&[vec![1.0, 2.0]], &[vec![3.0, 4.0]]), 1.0, "one fork per side: not estimable");
     }
 
     #[test]

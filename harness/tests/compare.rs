@@ -1,0 +1,192 @@
+//! CLI tests of `compare` (throughput), A/B runs with `--baseline-bin`, `noise` and `--pin`.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A real report of two quick cases, 2 forks x 4 iterations.
+fn real_report() -> Value {
+    let (out, report) = run(&[
+        "smoke",
+        "-f",
+        "^baseline/(noop|busy_loop)$",
+        "-p",
+        "work=100",
+        "--forks",
+        "2",
+        "--warmup",
+        "0",
+        "--iterations",
+        "4",
+        "--time",
+        "20ms",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    report
+}
+
+/// Sets every iteration's ops/s of every case by `rate(case, fork, iteration)`.
+fn craft(report: &Value, rate: impl Fn(usize, usize, usize) -> f64) -> Value {
+    let mut r = report.clone();
+    for (c, b) in r["benchmarks"].as_array_mut().unwrap().iter_mut().enumerate() {
+        for (f, fork) in b["forks"].as_array_mut().unwrap().iter_mut().enumerate() {
+            for (i, it) in fork["iterations"].as_array_mut().unwrap().iter_mut().enumerate() {
+                it["nanos"] = 1_000_000_000u64.into();
+                it["ops"] = (rate(c, f, i).round() as u64).into();
+            }
+        }
+    }
+    r
+}
+
+fn write(dir: &Path, name: &str, v: &Value) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, v.to_string()).unwrap();
+    p
+}
+
+fn compare(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    harness().arg("compare").args(args).output().unwrap()
+}
+
+#[test]
+fn compare_gives_verdicts_and_refuses_mismatched_runs() {
+    let real = real_report();
+    let dir = tempfile::tempdir().unwrap();
+    // Iterations jitter by a fixed pattern of ±0.4% around 1e6 ops/s.
+    let jitter = |f: usize, i: usize| 1e6 * (1.0 + 0.001 * (((f * 7 + i * 3) % 9) as f64 - 4.0));
+    let base = write(dir.path(), "base.json", &craft(&real, |_, f, i| jitter(f, i)));
+    let slower = write(dir.path(), "slower.json", &craft(&real, |c, f, i| jitter(f, i) * if c == 0 { 0.8 } else { 1.0 }));
+    let faster = write(dir.path(), "faster.json", &craft(&real, |_, f, i| jitter(f, i) * 1.2));
+
+    let same = compare(&[base.as_os_str(), base.as_os_str()]);
+    assert_eq!(code(&same), 0, "{}", stderr(&same));
+    let text = stdout(&same);
+    assert_eq!(text.matches("no change").count(), 2, "{text}");
+    assert!(text.contains("Mann-Whitney U"), "{text}");
+
+    let slow = compare(&[base.as_os_str(), slower.as_os_str(), "--fail-on-regression".as_ref()]);
+    assert_eq!(code(&slow), 3, "{}", stderr(&slow));
+    let text = stdout(&slow);
+    assert!(text.lines().any(|l| l.starts_with("baseline/noop") && l.contains("0.800") && l.contains("SLOWER")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("baseline/busy_loop") && l.contains("no change")), "{text}");
+    // Without --fail-on-regression a slower case is reported, not gated.
+    assert_eq!(code(&compare(&[base.as_os_str(), slower.as_os_str()])), 0);
+
+    let md = dir.path().join("cmp.md");
+    let fast = compare(&[base.as_os_str(), faster.as_os_str(), "--markdown".as_ref(), md.as_os_str()]);
+    assert_eq!(code(&fast), 0);
+    assert_eq!(stdout(&fast).matches("FASTER").count(), 2, "{}", stdout(&fast));
+    assert!(std::fs::read_to_string(&md).unwrap().starts_with("**0 slower, 2 faster**"));
+
+    // Another --time and another rustc: refused, every difference named; --force compares.
+    let mut other = craft(&real, |_, f, i| jitter(f, i));
+    other["meta"]["settings"]["iteration_nanos"] = 5_000_000u64.into();
+    other["meta"]["rustc"] = "rustc 1.0.0".into();
+    let other = write(dir.path(), "other.json", &other);
+    let refused = compare(&[base.as_os_str(), other.as_os_str()]);
+    assert_eq!(code(&refused), 2);
+    let err = stderr(&refused);
+    assert!(err.contains("differs: --time: base 20ms, new 5ms"), "{err}");
+    assert!(err.contains("differs: rustc: base rustc") && err.contains("new rustc 1.0.0"), "{err}");
+    assert!(err.contains("differ in 2 way(s)") && err.contains("--force"), "{err}");
+    assert!(stdout(&refused).is_empty());
+    let forced = compare(&[base.as_os_str(), other.as_os_str(), "--force".as_ref()]);
+    assert_eq!(code(&forced), 0, "{}", stderr(&forced));
+    assert!(stderr(&forced).contains("warning: compared anyway: --time"));
+    assert!(stdout(&forced).contains("no change"));
+
+    // One report that is not an A/B report.
+    let single = compare(&[base.as_os_str()]);
+    assert_eq!(code(&single), 2);
+    assert!(stderr(&single).contains("holds one build only"), "{}", stderr(&single));
+}
+
+#[test]
+fn ab_runs_alternate_builds_and_compare_them_pair_by_pair() {
+    let (_dir, path) = report_path();
+    let me = assert_cmd::cargo::cargo_bin("harness");
+    let out = harness()
+        .args(["run", "smoke", "-f", "^baseline/noop$", "--forks", "2", "--warmup", "0", "--iterations", "3"])
+        .args(["--time", "20ms", "--quiet", "--baseline-bin"])
+        .arg(&me)
+        .arg("--out")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("A/B: baseline") && text.contains("fork pairs new/base"), "{text}");
+    let report = read_report(&path);
+    let b = bench(&report, "baseline/noop");
+    let seq = |k: &str| b[k].as_array().unwrap().iter().map(|f| f["sequence"].as_u64().unwrap()).collect::<Vec<_>>();
+    assert_eq!(seq("baseline_forks"), [0, 2], "baseline fork i runs first");
+    assert_eq!(seq("forks"), [1, 3]);
+    assert!(b["baseline_score"]["mean"].as_f64().unwrap() > 0.0 && b["score"]["mean"].as_f64().unwrap() > 0.0);
+    assert_eq!(report["meta"]["baseline"]["protocol_version"], report["meta"]["protocol_version"]);
+    let again = harness().arg("compare").arg(&path).output().unwrap();
+    assert_eq!(code(&again), 0, "{}", stderr(&again));
+    assert!(stdout(&again).lines().any(|l| l.starts_with("baseline/noop")), "{}", stdout(&again));
+}
+
+#[test]
+fn a_baseline_speaking_another_protocol_is_refused_before_measuring() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("old-harness");
+    std::fs::write(&fake, "#!/bin/sh\necho '{\"protocol_version\": 0}'\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (_d, path) = report_path();
+    let out = harness()
+        .args(["run", "smoke", "-f", "^baseline/noop$", "--baseline-bin"])
+        .arg(&fake)
+        .arg("--out")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("speaks worker protocol 0, this harness speaks 1"), "{err}");
+    assert!(!path.exists());
+}
+
+#[test]
+fn noise_flags_a_trend_and_a_fork_shift() {
+    let real = real_report();
+    let dir = tempfile::tempdir().unwrap();
+    // Case 0 rises 5% per iteration in every fork; case 1's second fork runs 10% faster.
+    let crafted = craft(&real, |c, f, i| {
+        let wiggle = 1.0 + 0.0005 * ((i * 5 + f) % 3) as f64;
+        if c == 0 { 1e6 * (1.0 + 0.05 * i as f64) * wiggle } else { 1e6 * if f == 1 { 1.1 } else { 1.0 } * wiggle }
+    });
+    let p = write(dir.path(), "noisy.json", &crafted);
+    let out = harness().arg("noise").arg(&p).output().unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let line = |name: &str| text.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{name}: {text}")).to_string();
+    assert!(line("baseline/noop").contains("add warmup"), "{text}");
+    assert!(line("baseline/busy_loop").contains("add forks (--forks"), "{text}");
+    assert!(text.contains("system: ") && text.contains("modified z-score > 3.5"), "{text}");
+    let bad = harness().arg("noise").arg(dir.path().join("missing.json")).output().unwrap();
+    assert_eq!(code(&bad), 2);
+}
+
+#[test]
+fn pin_records_the_cpus_and_refuses_absent_ones() {
+    let (out, report) = run(&["smoke", "-f", "^baseline/noop$", "--forks", "1", "--iterations", "1", "--time", "10ms", "--pin", "0"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(report["meta"]["settings"]["pin"], "0");
+    let out = harness().args(["run", "smoke", "-f", "^baseline/noop$", "--pin", "4095"]).output().unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("--pin 4095: CPU 4095 is not available here"), "{}", stderr(&out));
+}
