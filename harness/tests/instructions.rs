@@ -89,7 +89,8 @@ fn the_gate_exits_3_on_a_regression_0_on_equal_and_2_on_bad_reports() {
     std::fs::write(path("other.json"), other.to_string()).unwrap();
     let out = gate("new.json", "other.json", &[]);
     assert_eq!(code(&out), 2);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("different configurations"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("differs: configuration: base") && err.contains("--force"), "{err}");
     std::fs::write(path("corrupt.json"), "{ not json").unwrap();
     let out = gate("new.json", "corrupt.json", &[]);
     assert_eq!(code(&out), 2);

@@ -290,7 +290,13 @@ mod tests {
     fn a_significant_shift_inside_the_band_is_no_change() {
         let base: Vec<f64> = (0..8).map(|i| 100.0 + f64::from(i) * 0.01).collect();
         let new: Vec<f64> = base.iter().map(|v| v * 1.005).collect();
-        let row = compare_case("x".into(), std::slice::from_ref(&base), std::slice::from_ref(&new), Options::default(), false);
+        let row = compare_case(
+            "x".into(),
+            std::slice::from_ref(&base),
+            std::slice::from_ref(&new),
+            Options::default(),
+            false,
+        );
         assert_eq!(row.verdict, Verdict::WithinBand, "{row:?}");
         let tight = Options { noise_band_pct: 0.1, ..Options::default() };
         assert_eq!(compare_case("x".into(), &[base], &[new], tight, false).verdict, Verdict::Faster);

@@ -46,8 +46,7 @@ pub fn mann_whitney_u_clustered(x: &[Vec<f64>], y: &[Vec<f64>]) -> Option<RankTe
 /// difference between the sides does not count as clustering. 1 when it cannot be estimated.
 pub fn design_effect(x: &[Vec<f64>], y: &[Vec<f64>]) -> f64 {
     let centred = |g: &[Vec<f64>]| -> Vec<Vec<f64>> {
-        let logs: Vec<Vec<f64>> =
-            g.iter().map(|f| f.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect()).collect();
+        let logs: Vec<Vec<f64>> = g.iter().map(|f| f.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect()).collect();
         let all: Vec<f64> = logs.iter().flatten().copied().collect();
         let mean = all.iter().sum::<f64>() / all.len().max(1) as f64;
         logs.into_iter().map(|f| f.into_iter().map(|v| v - mean).collect()).collect()

@@ -36,7 +36,7 @@ pub fn batch_target(iteration: Duration, clock_read_nanos: f64) -> Duration {
 /// The batch size whose run lasts at least `target`: grows from one op until a batch does.
 pub fn calibrate(bench: &mut dyn Bench, target: Duration) -> u64 {
     let mut n: u64 = 1;
-    let mut timed = |bench: &mut dyn Bench, n: u64| {
+    let timed = |bench: &mut dyn Bench, n: u64| {
         let start = Instant::now();
         bench.run_batch(n);
         start.elapsed()
