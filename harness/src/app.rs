@@ -259,8 +259,28 @@ fn find_valgrind() -> Result<PathBuf, BadInput> {
         })
 }
 
+/// Every case once per `--threads` value; refuses workloads that cannot share their state.
+fn with_threads(cases: Vec<Case>, threads: &[u32]) -> Result<Vec<Case>, BadInput> {
+    let mut counts: Vec<u32> = vec![];
+    for &n in threads {
+        if !counts.contains(&n) {
+            counts.push(n);
+        }
+    }
+    if let Some(&n) = counts.iter().find(|&&n| n > 1)
+        && let Some(case) = cases.iter().find(|c| !c.def.shareable)
+    {
+        return Err(BadInput(format!(
+            "--threads {n}: {} cannot share its state between measuring threads (it resets shared state before every op): run it with --threads 1 or leave it out with --filter",
+            case.def.name
+        )));
+    }
+    Ok(cases.into_iter().flat_map(|c| counts.iter().map(move |&threads| Case { threads, ..c.clone() })).collect())
+}
+
 fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let Selected { config, name: config_name, params, cases } = select(&args.select)?;
+    let cases = with_threads(cases, &args.threads)?;
     let settings = settings(args, config);
     let out = args.out.clone().unwrap_or_else(|| default_out(&config_name));
     write::check_writable(&out)
@@ -310,6 +330,8 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         instr_ops: args.instr_ops,
         alloc: args.alloc,
         pin: args.pin.as_ref().map(|p| p.text.clone()),
+        threads: args.threads.clone(),
+        mode: if args.mode == crate::cli::Mode::Sample { "sample" } else { "throughput" }.into(),
         baseline_bin: baseline.as_ref().map(|b| b.path.clone()),
     };
     let report = Report {
@@ -332,6 +354,7 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         settings,
         database_url,
         count_allocations: args.alloc,
+        sample: args.mode == crate::cli::Mode::Sample,
         instructions,
         stop: &stop,
     };

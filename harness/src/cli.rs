@@ -170,6 +170,13 @@ pub struct RunArgs {
     /// Pin every worker to these CPUs (sched_setaffinity), e.g. 1 or 0,2-3.
     #[arg(long, value_name = "CPUS", value_parser = crate::pin::parse_cpus)]
     pub pin: Option<crate::pin::CpuList>,
+    /// Measuring threads (blocking workloads) or tasks (async workloads) per fork; a list such
+    /// as 1,4,16 makes it a dimension of the case matrix.
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',', value_parser = thread_count, default_value = "1")]
+    pub threads: Vec<u32>,
+    /// `throughput` (ops/s) or `sample` (also time individual ops into latency percentiles).
+    #[arg(long, value_enum, default_value = "throughput")]
+    pub mode: Mode,
     /// No progress output (failures and the summary are still printed).
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -210,6 +217,23 @@ fn percentage(s: &str) -> Result<f64, String> {
     match s.trim().trim_end_matches('%').parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err("expected a percentage of 0 or more, e.g. 1 or 0.5".into()),
+    }
+}
+
+/// What a timed fork measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Ops per second over each iteration.
+    Throughput,
+    /// Throughput, plus the latency of individual ops (or small groups) as percentiles.
+    Sample,
+}
+
+fn thread_count(s: &str) -> Result<u32, String> {
+    match count(s)? {
+        0 => Err("must be at least 1".into()),
+        n if n > 1024 => Err("must be at most 1024".into()),
+        n => Ok(n),
     }
 }
 

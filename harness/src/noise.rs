@@ -76,6 +76,8 @@ pub struct CaseNoise {
     pub forks_needed: Option<u32>,
     /// Why the score is implausibly fast.
     pub implausible: Option<String>,
+    /// More measuring threads than cores: the case measures contention.
+    pub oversubscribed: Option<String>,
     /// What to change.
     pub advice: Vec<Advice>,
 }
@@ -130,7 +132,16 @@ pub fn diagnose(b: &Benchmark, precision: f64) -> Option<CaseNoise> {
     if advice.is_empty() {
         advice.push(Advice::Ok);
     }
+    let oversubscribed = b.concurrency.as_ref().filter(|c| c.count as usize > c.cores).map(|c| {
+        format!(
+            "{} {} on {} cores measure contention, not parallelism",
+            c.count,
+            c.kind.as_deref().unwrap_or("threads"),
+            c.cores
+        )
+    });
     Some(CaseNoise {
+        oversubscribed,
         label: label(b),
         forks: groups.len(),
         iterations: all.len(),
@@ -187,6 +198,9 @@ pub fn render(cases: &[CaseNoise], precision: f64) -> String {
     ));
     for c in cases.iter().filter(|c| c.implausible.is_some()) {
         out.push_str(&format!("warning: {} implausibly fast: {}\n", c.label, c.implausible.as_deref().unwrap_or("")));
+    }
+    for c in cases.iter().filter(|c| c.oversubscribed.is_some()) {
+        out.push_str(&format!("warning: {}: {}\n", c.label, c.oversubscribed.as_deref().unwrap_or("")));
     }
     out
 }

@@ -108,15 +108,25 @@ pub struct Case {
     pub def: &'static WorkloadDef,
     /// Its param values.
     pub params: Params,
+    /// Measuring threads or tasks (`--threads`).
+    pub threads: u32,
 }
 
 impl Case {
     /// `name[a=1,b=2]`, or the bare name without params; passwords in values redacted.
     pub fn label(&self) -> String {
-        if self.params.0.is_empty() {
+        let mut inner = self.params.display();
+        if self.threads != 1 {
+            inner = if inner.is_empty() {
+                format!("threads={}", self.threads)
+            } else {
+                format!("{inner},threads={}", self.threads)
+            };
+        }
+        if inner.is_empty() {
             self.def.name.to_string()
         } else {
-            crate::redact::redact(&format!("{}[{}]", self.def.name, self.params.display()))
+            crate::redact::redact(&format!("{}[{inner}]", self.def.name))
         }
     }
 
@@ -236,7 +246,7 @@ fn matrix(def: &'static WorkloadDef, sel: &Selection<'_>) -> Vec<Case> {
             })
             .collect();
     }
-    rows.into_iter().map(|p| Case { def, params: Params(p) }).collect()
+    rows.into_iter().map(|p| Case { def, params: Params(p), threads: 1 }).collect()
 }
 
 /// A default of the form `$name` is the run setting `name`; anything else is itself.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped whenever a message or the task changes shape.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The worker's end of the result pipe.
 pub const RESULT_FD: i32 = 3;
@@ -44,6 +44,10 @@ pub struct Task {
     /// Count allocations during timed iterations (`--alloc`).
     #[serde(default)]
     pub count_allocations: bool,
+    /// Measuring threads (blocking workloads) or tasks (async workloads), 1 or more.
+    pub threads: u32,
+    /// Sample-time mode: time individual ops (or small groups) into a latency histogram.
+    pub sample: bool,
 }
 
 /// What an instruction-count fork runs.
@@ -159,6 +163,17 @@ pub enum Message {
         /// Allocations during the iteration, with `--alloc`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         allocs: Option<AllocCount>,
+        /// Ops of each measuring thread or task, when there are several.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        thread_ops: Vec<u64>,
+    },
+    /// Sample-time mode, after the last measured iteration: the latency histogram of every
+    /// measured iteration of every thread.
+    Latency {
+        /// Ops per timed sample (1, or a small group for ops under about a microsecond).
+        ops_per_sample: u64,
+        /// Recorded values (nanoseconds per op) and their counts.
+        histogram: Vec<(u64, u64)>,
     },
     /// Whether hardware counters are available, and why not (once per fork, before iterations).
     Counters {
@@ -200,6 +215,7 @@ mod tests {
             observed: BTreeMap::new(),
             hw: None,
             allocs: None,
+            thread_ops: vec![],
         };
         let line = serde_json::to_string(&m).unwrap();
         assert_eq!(line, r#"{"type":"iteration","kind":"measure","index":2,"ops":10,"nanos":99}"#);

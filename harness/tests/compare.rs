@@ -160,7 +160,7 @@ fn a_baseline_speaking_another_protocol_is_refused_before_measuring() {
     assert_eq!(code(&out), 2);
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("speaks worker protocol 0, this harness speaks 1"), "{err}");
+    assert!(err.contains("speaks worker protocol 0, this harness speaks 2"), "{err}");
     assert!(!path.exists());
 }
 

@@ -18,6 +18,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::registry::no_servers,
         op_floor: crate::registry::OpFloor::None,
+        shareable: true,
         setup: |_| Ok(blocking(Noop)),
     },
     WorkloadDef {
@@ -27,6 +28,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::registry::no_servers,
         op_floor: crate::registry::OpFloor::None,
+        shareable: true,
         setup: setup_busy_loop,
     },
     WorkloadDef {
@@ -36,6 +38,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::registry::no_servers,
         op_floor: crate::registry::OpFloor::None,
+        shareable: true,
         setup: |_| Ok(asynchronous(AsyncNoop { runtime: crate::current_thread_runtime()? })),
     },
     WorkloadDef {
@@ -45,6 +48,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::registry::no_servers,
         op_floor: crate::registry::OpFloor::None,
+        shareable: true,
         setup: |_| Ok(blocking(BlockOnNoop { runtime: crate::current_thread_runtime()? })),
     },
     WorkloadDef {
@@ -54,6 +58,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::registry::no_servers,
         op_floor: crate::registry::OpFloor::None,
+        shareable: true,
         setup: |ctx| Ok(blocking(OtherThreadBusy { work: ctx.params.int("work")? as u64 })),
     },
     WorkloadDef {
@@ -63,6 +68,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::registry::no_servers,
         op_floor: crate::registry::OpFloor::None,
+        shareable: true,
         setup: |_| Ok(asynchronous(SpawnBlockingNoop { runtime: crate::current_thread_runtime()? })),
     },
 ];

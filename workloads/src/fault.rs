@@ -36,6 +36,7 @@ macro_rules! fault {
             setup: |ctx| setup(ctx, $fault),
             servers: crate::registry::no_servers,
             op_floor: crate::registry::OpFloor::None,
+            shareable: true,
         }
     };
 }

@@ -11,6 +11,7 @@ pub mod db;
 pub mod fault;
 pub mod ids;
 pub mod params;
+pub mod probe;
 pub mod redact;
 pub mod redis;
 pub mod registry;
@@ -19,6 +20,7 @@ pub mod sql;
 use std::future::Future;
 use std::hint::black_box;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 pub use params::{ParamKind, ParamSpec, Params};
 pub use registry::{Server, SetupContext, WorkloadDef};
@@ -109,6 +111,10 @@ pub trait AsyncWorkload: Send + Sync + 'static {
     fn deterministic(&self) -> bool {
         true
     }
+    /// Numbers recorded with each iteration (see [`Workload::observe`]).
+    fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
+        Ok(vec![])
+    }
 }
 
 /// One measuring thread's handle on a workload: runs `n` operations per dynamic call.
@@ -128,6 +134,35 @@ pub trait Bench: Send {
         self.run_batch(n);
         stop();
     }
+    /// Runs `samples` groups of `k` ops, pushing each group's elapsed nanoseconds to `out`
+    /// (sample-time mode: the clock is read around every group).
+    fn run_sampled(&mut self, samples: u64, k: u64, out: &mut Vec<u64>) {
+        for _ in 0..samples {
+            let start = Instant::now();
+            self.run_batch(k);
+            out.push(start.elapsed().as_nanos() as u64);
+        }
+    }
+}
+
+/// What one measuring task did in one iteration of [`Concurrent::run`].
+#[derive(Debug, Clone)]
+pub struct TaskRun {
+    /// Ops completed.
+    pub ops: u64,
+    /// When the task started measuring.
+    pub start: Instant,
+    /// When it stopped.
+    pub end: Instant,
+    /// Sample-time mode: nanoseconds of each group of ops.
+    pub samples: Vec<u64>,
+}
+
+/// N measuring tasks of an async workload on its runtime, started together each iteration.
+pub trait Concurrent: Send {
+    /// Runs every task until `time` has passed: in batches of `batch` ops, or, with
+    /// `sample = Some(k)`, timing every group of `k` ops.
+    fn run(&mut self, batch: u64, time: Duration, sample: Option<u64>) -> Vec<TaskRun>;
 }
 
 /// A workload after setup, as the worker sees it: object-safe, one dynamic call per batch.
@@ -150,6 +185,11 @@ pub trait Prepared: Send + Sync {
     }
     /// Whether an op executes the same instructions in every run (see [`Workload::deterministic`]).
     fn deterministic(&self) -> bool;
+    /// For async workloads, `n` measuring tasks on the workload's runtime; `None` for blocking
+    /// workloads, whose concurrent measurers are OS threads each holding a [`Bench`].
+    fn concurrent(&self, _n: usize) -> anyhow::Result<Option<Box<dyn Concurrent>>> {
+        Ok(None)
+    }
 }
 
 /// How the measured operation executes.
@@ -213,6 +253,17 @@ impl<W: Workload> Bench for BlockingBench<W> {
         nanos
     }
 
+    fn run_sampled(&mut self, samples: u64, k: u64, out: &mut Vec<u64>) {
+        let workload = &*self.workload;
+        for _ in 0..samples {
+            let start = Instant::now();
+            for _ in 0..k {
+                black_box(workload.op(&mut self.local));
+            }
+            out.push(start.elapsed().as_nanos() as u64);
+        }
+    }
+
     fn run_ops_between(&mut self, n: u64, start: fn(), stop: fn()) {
         let workload = &*self.workload;
         if !W::RESET_PER_OP {
@@ -248,11 +299,98 @@ impl<W: AsyncWorkload> Bench for AsyncBench<W> {
             }
             local
         });
-        match runtime.block_on(batch) {
-            Ok(local) => self.local = Some(local),
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(e) => panic!("batch task failed: {e}"),
-        }
+        self.local = Some(join(runtime.block_on(batch)));
+    }
+
+    fn run_sampled(&mut self, samples: u64, k: u64, out: &mut Vec<u64>) {
+        let workload = Arc::clone(&self.workload);
+        let mut local = self.local.take().expect("local state is back after every batch");
+        let runtime = self.workload.runtime();
+        let task = runtime.spawn(async move {
+            let mut times = Vec::with_capacity(samples as usize);
+            for _ in 0..samples {
+                let start = Instant::now();
+                for _ in 0..k {
+                    black_box(workload.op(&mut local).await);
+                }
+                times.push(start.elapsed().as_nanos() as u64);
+            }
+            (local, times)
+        });
+        let (local, times) = join(runtime.block_on(task));
+        self.local = Some(local);
+        out.extend(times);
+    }
+}
+
+/// The value of a finished task, re-raising its panic on this thread.
+fn join<T>(r: Result<T, tokio::task::JoinError>) -> T {
+    match r {
+        Ok(v) => v,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => panic!("measuring task failed: {e}"),
+    }
+}
+
+/// N tasks of an async workload, each with its own local state.
+struct AsyncCrew<W: AsyncWorkload> {
+    workload: Arc<W>,
+    locals: Vec<Option<W::Local>>,
+}
+
+impl<W: AsyncWorkload> Concurrent for AsyncCrew<W> {
+    fn run(&mut self, batch: u64, time: Duration, sample: Option<u64>) -> Vec<TaskRun> {
+        let runtime = self.workload.runtime();
+        // Spawned first, polled together once block_on runs: they start at the same moment.
+        let handles: Vec<_> = self
+            .locals
+            .iter_mut()
+            .map(|slot| {
+                let workload = Arc::clone(&self.workload);
+                let mut local = slot.take().expect("local state is back after every iteration");
+                runtime.spawn(async move {
+                    let (mut ops, mut samples) = (0u64, vec![]);
+                    let start = Instant::now();
+                    loop {
+                        match sample {
+                            None => {
+                                for _ in 0..batch {
+                                    black_box(workload.op(&mut local).await);
+                                }
+                                ops += batch;
+                            }
+                            Some(k) => {
+                                let t = Instant::now();
+                                for _ in 0..k {
+                                    black_box(workload.op(&mut local).await);
+                                }
+                                samples.push(t.elapsed().as_nanos() as u64);
+                                ops += k;
+                            }
+                        }
+                        if start.elapsed() >= time {
+                            break;
+                        }
+                    }
+                    (local, TaskRun { ops, start, end: Instant::now(), samples })
+                })
+            })
+            .collect();
+        let done = runtime.block_on(async {
+            let mut done = Vec::with_capacity(handles.len());
+            for h in handles {
+                done.push(h.await);
+            }
+            done
+        });
+        done.into_iter()
+            .zip(self.locals.iter_mut())
+            .map(|(r, slot)| {
+                let (local, run) = join(r);
+                *slot = Some(local);
+                run
+            })
+            .collect()
     }
 }
 
@@ -289,11 +427,18 @@ impl<W: AsyncWorkload> Prepared for Async<W> {
         let local = self.0.local(index)?;
         Ok(Box::new(AsyncBench { workload: Arc::clone(&self.0), local: Some(local) }))
     }
+    fn concurrent(&self, n: usize) -> anyhow::Result<Option<Box<dyn Concurrent>>> {
+        let locals = (0..n).map(|i| self.0.local(i).map(Some)).collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Some(Box::new(AsyncCrew { workload: Arc::clone(&self.0), locals })))
+    }
     fn verify(&self, phase: Phase) -> anyhow::Result<()> {
         self.0.verify(phase)
     }
     fn teardown(&self) -> anyhow::Result<()> {
         self.0.teardown()
+    }
+    fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
+        self.0.observe()
     }
     fn deterministic(&self) -> bool {
         self.0.deterministic()

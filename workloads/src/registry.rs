@@ -1,6 +1,6 @@
 //! The list of every workload, and what a workload's setup is given.
 
-use crate::{Params, Prepared, baseline, cache, fault, ids, params::ParamSpec, redis, sql};
+use crate::{Params, Prepared, baseline, cache, fault, ids, params::ParamSpec, probe, redis, sql};
 
 /// Default PostgreSQL URL (`--database-url`, `DATABASE_URL`).
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
@@ -14,12 +14,14 @@ pub struct SetupContext {
     pub fork_index: u32,
     /// PostgreSQL URL for `db=postgres` (may hold a password: redact before printing).
     pub database_url: String,
+    /// Measuring threads (or tasks) that will share the state (`--threads`).
+    pub threads: usize,
 }
 
 impl SetupContext {
     /// A context for fork 0 with the default server URLs.
     pub fn new(params: Params) -> SetupContext {
-        SetupContext { params, fork_index: 0, database_url: DEFAULT_DATABASE_URL.into() }
+        SetupContext { params, fork_index: 0, database_url: DEFAULT_DATABASE_URL.into(), threads: 1 }
     }
 }
 
@@ -39,6 +41,9 @@ pub struct WorkloadDef {
     pub servers: fn(&SetupContext) -> Vec<(Server, String)>,
     /// The fastest an op can plausibly be.
     pub op_floor: OpFloor,
+    /// Whether several measuring threads or tasks may share one state (`--threads` above 1);
+    /// false for workloads that reset shared state before every op.
+    pub shareable: bool,
 }
 
 /// The fastest an op can plausibly be, so that a faster score is flagged (the op may have
@@ -132,6 +137,7 @@ pub fn all() -> Vec<&'static WorkloadDef> {
         .chain(cache::WORKLOADS)
         .chain(redis::WORKLOADS)
         .chain(fault::WORKLOADS)
+        .chain(probe::WORKLOADS)
         .collect()
 }
 

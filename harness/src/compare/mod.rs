@@ -19,10 +19,13 @@ pub enum Metric {
 
 /// `name[k=v,...]`, as the summary and `list` print a case.
 pub fn label(b: &Benchmark) -> String {
-    if b.params.is_empty() {
+    let mut params: Vec<String> = b.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if let Some(c) = b.concurrency.as_ref().filter(|c| c.count != 1) {
+        params.push(format!("threads={}", c.count));
+    }
+    if params.is_empty() {
         return b.name.clone();
     }
-    let params: Vec<String> = b.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     format!("{}[{}]", b.name, params.join(","))
 }
 
@@ -89,6 +92,8 @@ pub fn differences(base: &Report, new: &Report, metric: Metric) -> Vec<String> {
             check("--time", field(bs, &|s| nanos(s.iteration_nanos)), field(ns, &|s| nanos(s.iteration_nanos)));
             check("--alloc", field(bs, &|s| s.alloc.to_string()), field(ns, &|s| s.alloc.to_string()));
             check("--pin", field(bs, &|s| format!("{:?}", s.pin)), field(ns, &|s| format!("{:?}", s.pin)));
+            check("--threads", field(bs, &|s| format!("{:?}", s.threads)), field(ns, &|s| format!("{:?}", s.threads)));
+            check("--mode", field(bs, &|s| s.mode.clone()), field(ns, &|s| s.mode.clone()));
         }
     }
     check(
@@ -139,6 +144,8 @@ pub(crate) mod fixtures {
             baseline_forks: vec![],
             baseline_score: None,
             op_floor_nanos: None,
+            concurrency: None,
+            latency: None,
         }
     }
 

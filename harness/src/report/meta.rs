@@ -146,9 +146,23 @@ pub struct RunSettings {
     /// `--pin`: the CPUs every worker was pinned to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<String>,
+    /// `--threads`: the thread (or task) counts of the case matrix.
+    #[serde(default = "one_thread")]
+    pub threads: Vec<u32>,
+    /// `--mode`: `throughput` or `sample`.
+    #[serde(default = "throughput_mode")]
+    pub mode: String,
     /// `--baseline-bin`, when the run was an A/B run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_bin: Option<String>,
+}
+
+fn one_thread() -> Vec<u32> {
+    vec![1]
+}
+
+fn throughput_mode() -> String {
+    "throughput".into()
 }
 
 impl Meta {

@@ -3,6 +3,7 @@
 //! One version number ([`SCHEMA_VERSION`]) covers the whole document; `harness/schema/` holds the
 //! JSON Schema generated from these types (a test keeps the two equal).
 
+pub mod latency;
 pub mod meta;
 pub mod system;
 pub mod write;
@@ -77,6 +78,12 @@ pub struct Benchmark {
     /// round trip); a faster score is flagged as implausible.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op_floor_nanos: Option<u64>,
+    /// How many threads or tasks measured concurrently, on how many cores, doing what.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<latency::Concurrency>,
+    /// Sample-time mode (`--mode sample`): latency percentiles over the ok forks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<latency::LatencySummary>,
 }
 
 /// Allocations per op of a case.
@@ -224,6 +231,9 @@ pub struct Fork {
     /// Whether hardware counters were available to this fork, and why not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hardware_counters: Option<String>,
+    /// Sample-time mode: this fork's latency histogram.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<latency::ForkLatency>,
     /// The op's shape as the worker reported it (recorded on the case, not per fork).
     #[serde(skip)]
     #[schemars(skip)]
@@ -301,6 +311,9 @@ pub struct Iteration {
     /// Allocations during the iteration (`--alloc`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocs: Option<crate::protocol::AllocCount>,
+    /// Ops of each measuring thread or task (`--threads` above 1); they sum to `ops`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_ops: Vec<u64>,
 }
 
 impl Iteration {
@@ -372,6 +385,7 @@ impl Fork {
             kind: ForkKind::Time,
             instructions: None,
             hardware_counters: None,
+            latency: None,
             shape: None,
             warmup: vec![],
             iterations: vec![],
@@ -394,10 +408,7 @@ mod tests {
     fn fork(status: ForkStatus, its: &[(u64, u64)]) -> Fork {
         Fork {
             status,
-            iterations: its
-                .iter()
-                .map(|&(ops, nanos)| Iteration { ops, nanos, observed: BTreeMap::new(), hw: None, allocs: None })
-                .collect(),
+            iterations: its.iter().map(|&(ops, nanos)| Iteration { ops, nanos, ..Iteration::default() }).collect(),
             ..Fork::pending(0, Some(1))
         }
     }
@@ -428,13 +439,8 @@ mod tests {
 
     #[test]
     fn zero_duration_iteration_is_not_a_number() {
-        assert!(
-            Iteration { ops: 1, nanos: 0, observed: BTreeMap::new(), hw: None, allocs: None }.ops_per_sec().is_nan()
-        );
-        assert_eq!(
-            Iteration { ops: 3, nanos: 1_500_000_000, observed: BTreeMap::new(), hw: None, allocs: None }.ops_per_sec(),
-            2.0
-        );
+        assert!(Iteration { ops: 1, nanos: 0, ..Iteration::default() }.ops_per_sec().is_nan());
+        assert_eq!(Iteration { ops: 3, nanos: 1_500_000_000, ..Iteration::default() }.ops_per_sec(), 2.0);
     }
 }
 

@@ -61,7 +61,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = script(dir.path(), r#"echo '{"protocol_version": 999, "rustc": "rustc 1"}'"#);
         let e = probe(&p).unwrap_err().0;
-        assert!(e.contains("speaks worker protocol 999, this harness speaks 1"), "{e}");
+        assert!(e.contains(&format!("speaks worker protocol 999, this harness speaks {PROTOCOL_VERSION}")), "{e}");
     }
 
     #[test]
@@ -78,7 +78,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = script(
             dir.path(),
-            r#"echo '{"protocol_version": 1, "harness_version": "0.1.0", "rustc": "rustc 1.95", "build_profile": "release", "git": {"commit": "abc", "dirty": false}}'"#,
+            r#"echo '{"protocol_version": 2, "harness_version": "0.1.0", "rustc": "rustc 1.95", "build_profile": "release", "git": {"commit": "abc", "dirty": false}}'"#,
         );
         let b = probe(&p).unwrap();
         assert_eq!((b.git.commit.as_deref(), b.rustc.as_str()), (Some("abc"), "rustc 1.95"));

@@ -4,7 +4,7 @@
 use super::spawn::{PipeEvent, Worker};
 use crate::protocol::{IterationKind, Message, PROTOCOL_VERSION, Stage, Task, VerifyPhase};
 use crate::redact::redact;
-use crate::report::{Failure, FailureKind, Fork, ForkStatus, Iteration};
+use crate::report::{Failure, FailureKind, Fork, ForkStatus, Iteration, latency::ForkLatency};
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,7 +55,7 @@ impl Progress<'_> {
                 self.fork.hardware_counters =
                     Some(if *available { detail.clone() } else { format!("unavailable: {detail}") });
             }
-            (true, Message::Iteration { kind, index, ops, nanos, observed, hw, allocs }) => {
+            (true, Message::Iteration { kind, index, ops, nanos, observed, hw, allocs, thread_ops }) => {
                 let (list, expected) = match kind {
                     IterationKind::Warmup => (&mut self.fork.warmup, self.task.warmup_iterations),
                     IterationKind::Measure => (&mut self.fork.iterations, self.task.iterations),
@@ -63,7 +63,20 @@ impl Progress<'_> {
                 if *index as usize != list.len() || *index >= expected {
                     return Err(format!("unexpected {kind:?} iteration {index}"));
                 }
-                list.push(Iteration { ops: *ops, nanos: *nanos, observed: observed.clone(), hw: *hw, allocs: *allocs });
+                list.push(Iteration {
+                    ops: *ops,
+                    nanos: *nanos,
+                    observed: observed.clone(),
+                    hw: *hw,
+                    allocs: *allocs,
+                    thread_ops: thread_ops.clone(),
+                });
+            }
+            (true, Message::Latency { ops_per_sample, histogram }) => {
+                if !self.task.sample || self.fork.latency.is_some() {
+                    return Err("an unexpected latency message".into());
+                }
+                self.fork.latency = Some(ForkLatency { ops_per_sample: *ops_per_sample, histogram: histogram.clone() });
             }
             (true, Message::Instrumented { ops, deterministic }) => {
                 if self.task.instructions.is_none() || self.instrumented.is_some() {
@@ -75,7 +88,10 @@ impl Progress<'_> {
             (true, Message::Done) => {
                 let measured = match self.task.instructions {
                     Some(_) => self.instrumented.is_some(),
-                    None => self.fork.iterations.len() == self.task.iterations as usize,
+                    None => {
+                        self.fork.iterations.len() == self.task.iterations as usize
+                            && (!self.task.sample || self.fork.latency.is_some())
+                    }
                 };
                 if !self.verified_after || !measured {
                     return Err("done before every iteration and check was reported".into());
@@ -103,6 +119,7 @@ fn kind(m: &Message) -> &'static str {
         Message::Verified { .. } => "verified",
         Message::Calibrated { .. } => "calibrated",
         Message::Iteration { .. } => "iteration",
+        Message::Latency { .. } => "latency",
         Message::Instrumented { .. } => "instrumented",
         Message::Counters { .. } => "counters",
         Message::Done => "done",
@@ -275,6 +292,8 @@ mod tests {
             database_url: String::new(),
             instructions: None,
             count_allocations: false,
+            threads: 1,
+            sample: false,
         }
     }
 
@@ -309,6 +328,7 @@ mod tests {
             observed: Default::default(),
             hw: None,
             allocs: None,
+            thread_ops: vec![],
         };
         assert!(p.apply(&it(IterationKind::Measure, 1)).is_err());
         p.apply(&it(IterationKind::Warmup, 0)).unwrap();

@@ -35,6 +35,8 @@ pub struct RunContext<'a> {
     pub database_url: String,
     /// Count allocations in timed forks (`--alloc`).
     pub count_allocations: bool,
+    /// Sample-time mode (`--mode sample`).
+    pub sample: bool,
     /// Add an instruction-count fork per case (`--instructions`).
     pub instructions: Option<InstructionSettings>,
     /// Set by Ctrl-C / SIGTERM.
@@ -124,6 +126,8 @@ fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>, instr: Option<&Instr
         database_url: ctx.database_url.clone(),
         instructions: instr.map(|i| InstructionTask { warmup_ops: i.warmup_ops, ops: i.ops }),
         count_allocations: timed && ctx.count_allocations,
+        threads: if timed { case.threads } else { 1 },
+        sample: timed && ctx.sample,
     }
 }
 
@@ -248,9 +252,25 @@ fn record(report: &mut Report, fork: Fork, side: Side) {
     }
     if b.shape.is_none() {
         b.shape = fork.shape.clone();
+        if let (Some(c), Some(shape)) = (b.concurrency.as_mut(), fork.shape.as_deref()) {
+            let tasks = shape == "async" && c.count > 1;
+            c.kind = Some(if tasks { "tasks" } else { "threads" }.into());
+            c.each = Some(if tasks {
+                format!(
+                    "{} tasks on the workload's current-thread runtime, each awaiting the op in its own loop with its own local state; spawned together each iteration",
+                    c.count
+                )
+            } else {
+                format!(
+                    "{} OS thread(s), each running the op in its own loop with its own local state; released together by a barrier each iteration",
+                    c.count
+                )
+            });
+        }
     }
     b.forks.push(fork);
     b.score = Score::from_forks(&b.forks);
+    b.latency = crate::report::latency::LatencySummary::from_forks(&b.forks);
     b.instructions = InstructionSummary::from_forks(&b.forks);
     b.allocations = AllocSummary::from_forks(&b.forks);
 }
@@ -270,6 +290,13 @@ fn benchmark(case: &Case, settings: &CaseSettings) -> Benchmark {
         baseline_forks: vec![],
         baseline_score: None,
         op_floor_nanos: None,
+        concurrency: Some(crate::report::latency::Concurrency {
+            count: case.threads,
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            kind: None,
+            each: None,
+        }),
+        latency: None,
     }
 }
 

@@ -72,12 +72,14 @@ pub fn iteration(bench: &mut dyn Bench, batch: u64, time: Duration) -> (u64, u64
 }
 
 /// For workloads that reset before every op: runs reset-then-op until `time` of wall clock has
-/// passed; returns `(ops, nanos spent in the ops alone)`.
-pub fn reset_iteration(bench: &mut dyn Bench, time: Duration) -> (u64, u64) {
+/// passed; returns `(ops, nanos spent in the ops alone)`. Each op's time goes to `samples`.
+pub fn reset_iteration(bench: &mut dyn Bench, time: Duration, samples: &mut Vec<u64>) -> (u64, u64) {
     let (mut ops, mut nanos) = (0u64, 0u64);
     let start = Instant::now();
     loop {
-        nanos += bench.run_reset_ops(1);
+        let op = bench.run_reset_ops(1);
+        samples.push(op);
+        nanos += op;
         ops += 1;
         if start.elapsed() >= time {
             return (ops, nanos);

@@ -5,6 +5,7 @@
 
 pub mod callgrind;
 pub mod counters;
+pub mod crew;
 pub mod measure;
 
 use crate::protocol::{
@@ -104,6 +105,7 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         params: Params(task.params.clone()),
         fork_index: task.fork_index,
         database_url: task.database_url.clone(),
+        threads: task.threads.max(1) as usize,
     };
     let prepared = match (def.setup)(&ctx) {
         Ok(p) => p,
@@ -128,7 +130,7 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         callgrind::zero();
         bench.run_ops_between(ops, callgrind::start_instrumentation, callgrind::dump_measure_and_stop);
         ch.send(&Message::Instrumented { ops, deterministic: prepared.deterministic() });
-        return finish(ch, bench, prepared.as_ref());
+        return finish(ch, Some(bench), prepared.as_ref());
     }
 
     let clock = measure::clock_read_nanos();
@@ -153,6 +155,35 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
             None
         }
     };
+    // Sample-time mode: groups of ops lasting about a microsecond, from the calibrated batch.
+    let sample = (task.sample && !per_op_reset).then(|| {
+        let start = std::time::Instant::now();
+        bench.run_batch(batch);
+        crew::ops_per_sample(start.elapsed().as_nanos() as f64 / batch as f64, batch)
+    });
+    let threads = task.threads.max(1) as usize;
+    let mut crew = if threads == 1 {
+        crew::Crew::Single(bench)
+    } else {
+        match prepared.concurrent(threads) {
+            Ok(Some(tasks)) => {
+                drop(bench);
+                crew::Crew::Tasks(tasks)
+            }
+            Ok(None) => {
+                let mut benches = vec![bench];
+                for i in 1..threads {
+                    match prepared.bench(i) {
+                        Ok(b) => benches.push(b),
+                        Err(e) => return ch.fail(Stage::Setup, &e.context(format!("local state of thread {i}"))),
+                    }
+                }
+                crew::Crew::Threads(crew::Threads::start(benches))
+            }
+            Err(e) => return ch.fail(Stage::Setup, &e.context("local state of the tasks")),
+        }
+    };
+    let mut histogram = crate::report::latency::new_histogram();
     if task.count_allocations {
         crate::alloc::enable();
     }
@@ -166,28 +197,53 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
             if let Some(c) = hw.as_mut() {
                 c.start();
             }
-            let (ops, nanos) = if per_op_reset {
-                measure::reset_iteration(bench.as_mut(), time)
-            } else {
-                measure::iteration(bench.as_mut(), batch, time)
+            let outcome = match (&mut crew, per_op_reset) {
+                (crew::Crew::Single(bench), true) => {
+                    let mut samples = vec![];
+                    let (ops, nanos) = measure::reset_iteration(bench.as_mut(), time, &mut samples);
+                    crew::Outcome { ops, nanos, thread_ops: vec![], samples }
+                }
+                (crew, _) => crew.run(crew::Plan { batch, time, sample }),
             };
             let hw_count = hw.as_mut().and_then(|c| c.stop()).map(|(i, c)| HwCount { inst_retired: i, cycles: c });
             let allocs = task.count_allocations.then(|| {
                 let after = crate::alloc::snapshot();
                 AllocCount { allocations: after.0 - allocs_before.0, bytes: after.1 - allocs_before.1 }
             });
+            if task.sample && kind == IterationKind::Measure {
+                let k = sample.unwrap_or(1);
+                for s in &outcome.samples {
+                    let _ = histogram.record((s / k).clamp(1, crate::report::latency::MAX_NANOS));
+                }
+            }
             let observed = match prepared.observe() {
                 Ok(o) => o.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
                 Err(e) => return ch.fail(Stage::Verify, &e.context("observing after an iteration")),
             };
-            ch.send(&Message::Iteration { kind, index, ops, nanos, observed, hw: hw_count, allocs });
+            ch.send(&Message::Iteration {
+                kind,
+                index,
+                ops: outcome.ops,
+                nanos: outcome.nanos,
+                observed,
+                hw: hw_count,
+                allocs,
+                thread_ops: outcome.thread_ops,
+            });
         }
     }
-    finish(ch, bench, prepared.as_ref())
+    if task.sample {
+        ch.send(&Message::Latency {
+            ops_per_sample: sample.unwrap_or(1),
+            histogram: crate::report::latency::buckets(&histogram),
+        });
+    }
+    drop(crew);
+    finish(ch, None, prepared.as_ref())
 }
 
-/// After measuring: the check, teardown, `done`.
-fn finish(ch: &mut Channel, bench: Box<dyn workloads::Bench>, prepared: &dyn workloads::Prepared) -> ExitCode {
+/// After measuring (every measurer's local state dropped first): the check, teardown, `done`.
+fn finish(ch: &mut Channel, bench: Option<Box<dyn workloads::Bench>>, prepared: &dyn workloads::Prepared) -> ExitCode {
     drop(bench);
 
     if let Err(e) = prepared.verify(Phase::After) {

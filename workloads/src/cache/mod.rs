@@ -77,6 +77,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::registry::no_servers,
         op_floor: crate::registry::OpFloor::None,
+        shareable: true,
         setup: |ctx| Ok(blocking(MokaHit::create(size(ctx)?)?)),
     },
     WorkloadDef {
@@ -86,6 +87,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::registry::no_servers,
         op_floor: crate::registry::OpFloor::None,
+        shareable: true,
         setup: |ctx| Ok(asynchronous(NearLocal::create(size(ctx)?, false)?)),
     },
     WorkloadDef {
@@ -95,6 +97,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::registry::no_servers,
         op_floor: crate::registry::OpFloor::None,
+        shareable: true,
         setup: |ctx| Ok(asynchronous(NearLocal::create(size(ctx)?, true)?)),
     },
     WorkloadDef {
@@ -104,6 +107,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::registry::no_servers,
         op_floor: crate::registry::OpFloor::None,
+        shareable: true,
         setup: |ctx| Ok(blocking(HashMapHit::create(size(ctx)?))),
     },
 ];

@@ -43,6 +43,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::db::servers,
         op_floor: crate::registry::OpFloor::RoundTrip,
+        shareable: false,
         setup: |ctx| Ok(blocking(BatchInsert::create(&IdsCase::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -52,6 +53,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::db::servers,
         op_floor: crate::registry::OpFloor::RoundTrip,
+        shareable: true,
         setup: |ctx| Ok(blocking(SelectByName::create(&IdsCase::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -61,6 +63,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::db::servers,
         op_floor: crate::registry::OpFloor::RoundTrip,
+        shareable: true,
         setup: |ctx| Ok(blocking(SelectById::create(&IdsCase::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -70,6 +73,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::registry::no_servers,
         op_floor: crate::registry::OpFloor::None,
+        shareable: true,
         setup: setup_generate,
     },
     WorkloadDef {
@@ -79,6 +83,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::db::servers,
         op_floor: crate::registry::OpFloor::RoundTrip,
+        shareable: true,
         setup: |ctx| Ok(blocking(InsertGrowth::create(&IdsCase::from(ctx)?)?)),
     },
 ];

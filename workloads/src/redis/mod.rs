@@ -42,6 +42,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers,
         op_floor: crate::registry::OpFloor::RoundTrip,
+        shareable: true,
         setup: |ctx| Ok(asynchronous(RedisRsGet::create(&RedisCase::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -51,6 +52,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers,
         op_floor: crate::registry::OpFloor::RoundTrip,
+        shareable: true,
         setup: |ctx| Ok(asynchronous(FredGet::create(&RedisCase::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -60,6 +62,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers,
         op_floor: crate::registry::OpFloor::None,
+        shareable: true,
         setup: |ctx| Ok(asynchronous(NearRedis::create(&RedisCase::from(ctx)?, false)?)),
     },
     WorkloadDef {
@@ -69,6 +72,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers,
         op_floor: crate::registry::OpFloor::RoundTrip,
+        shareable: true,
         setup: |ctx| Ok(asynchronous(NearRedis::create(&RedisCase::from(ctx)?, true)?)),
     },
 ];

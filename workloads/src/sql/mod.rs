@@ -52,6 +52,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::db::servers,
         op_floor: crate::registry::OpFloor::RoundTrip,
+        shareable: true,
         setup: |ctx| Ok(crate::blocking(ThreadSelect::create(&SqlConfig::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -61,6 +62,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::db::servers,
         op_floor: crate::registry::OpFloor::RoundTrip,
+        shareable: true,
         setup: |ctx| Ok(crate::asynchronous(SpawnBlockingSelect::create(&SqlConfig::from(ctx)?)?)),
     },
     WorkloadDef {
@@ -70,6 +72,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::db::servers,
         op_floor: crate::registry::OpFloor::RoundTrip,
+        shareable: true,
         setup: |ctx| Ok(crate::blocking(AsyncSelect::create(&SqlConfig::from(ctx)?)?)),
     },
 ];

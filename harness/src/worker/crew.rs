@@ -1,0 +1,218 @@
+//! The measurers of one fork: the worker's own thread, N OS threads (blocking workloads) or N
+//! tasks on the workload's runtime (async workloads), each running the op in its own loop with
+//! its own local state, all starting an iteration together. In sample-time mode every group of
+//! `k` ops is timed on its own.
+
+use std::any::Any;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Barrier};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use workloads::{Bench, Concurrent, TaskRun};
+
+/// What an iteration of every measurer added up to.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Ops of all measurers.
+    pub ops: u64,
+    /// From the first measurer's start to the last one's end.
+    pub nanos: u64,
+    /// Ops per measurer, when there are several.
+    pub thread_ops: Vec<u64>,
+    /// Sample-time mode: nanoseconds of every timed group of ops.
+    pub samples: Vec<u64>,
+}
+
+/// How one measurer runs an iteration.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    /// Ops between two clock reads (throughput mode).
+    pub batch: u64,
+    /// Length of the iteration.
+    pub time: Duration,
+    /// Sample-time mode: ops per timed group.
+    pub sample: Option<u64>,
+}
+
+/// One measurer's loop over one iteration.
+fn run_one(bench: &mut dyn Bench, plan: Plan) -> TaskRun {
+    let (mut ops, mut samples) = (0u64, vec![]);
+    let start = Instant::now();
+    loop {
+        match plan.sample {
+            None => {
+                bench.run_batch(plan.batch);
+                ops += plan.batch;
+            }
+            Some(k) => {
+                // Check the clock about as often as in throughput mode.
+                let groups = (plan.batch / k).max(1);
+                bench.run_sampled(groups, k, &mut samples);
+                ops += groups * k;
+            }
+        }
+        if start.elapsed() >= plan.time {
+            return TaskRun { ops, start, end: Instant::now(), samples };
+        }
+    }
+}
+
+fn combine(runs: Vec<TaskRun>) -> Outcome {
+    let first = runs.iter().map(|r| r.start).min();
+    let last = runs.iter().map(|r| r.end).max();
+    let nanos = match (first, last) {
+        (Some(a), Some(b)) => b.duration_since(a).as_nanos() as u64,
+        _ => 0,
+    };
+    let several = runs.len() > 1;
+    Outcome {
+        ops: runs.iter().map(|r| r.ops).sum(),
+        nanos,
+        thread_ops: if several { runs.iter().map(|r| r.ops).collect() } else { vec![] },
+        samples: runs.into_iter().flat_map(|r| r.samples).collect(),
+    }
+}
+
+type Reply = Result<TaskRun, Box<dyn Any + Send>>;
+
+/// N OS threads, each holding a [`Bench`], parked between iterations.
+pub struct Threads {
+    orders: Vec<Sender<Option<Plan>>>,
+    replies: Receiver<(usize, Reply)>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Threads {
+    /// Starts one thread per bench.
+    pub fn start(benches: Vec<Box<dyn Bench>>) -> Threads {
+        let barrier = Arc::new(Barrier::new(benches.len()));
+        let (reply_tx, replies) = channel();
+        let (mut orders, mut handles) = (vec![], vec![]);
+        for (i, mut bench) in benches.into_iter().enumerate() {
+            let (tx, rx) = channel::<Option<Plan>>();
+            let (barrier, reply_tx) = (Arc::clone(&barrier), reply_tx.clone());
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("measure-{i}"))
+                    .spawn(move || {
+                        while let Ok(Some(plan)) = rx.recv() {
+                            barrier.wait();
+                            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                run_one(bench.as_mut(), plan)
+                            }));
+                            let failed = run.is_err();
+                            if reply_tx.send((i, run)).is_err() || failed {
+                                return;
+                            }
+                        }
+                    })
+                    .expect("spawn a measuring thread"),
+            );
+            orders.push(tx);
+        }
+        Threads { orders, replies, handles }
+    }
+
+    fn run(&mut self, plan: Plan) -> Outcome {
+        for o in &self.orders {
+            o.send(Some(plan)).expect("measuring threads wait for orders");
+        }
+        let mut runs: Vec<Option<TaskRun>> = (0..self.orders.len()).map(|_| None).collect();
+        for _ in 0..self.orders.len() {
+            match self.replies.recv().expect("measuring threads reply") {
+                (i, Ok(run)) => runs[i] = Some(run),
+                // The panic hook already reported it; end the worker the same way.
+                (_, Err(panic)) => std::panic::resume_unwind(panic),
+            }
+        }
+        combine(runs.into_iter().map(|r| r.expect("every thread replied")).collect())
+    }
+}
+
+impl Drop for Threads {
+    fn drop(&mut self) {
+        for o in &self.orders {
+            let _ = o.send(None);
+        }
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The measurers of a fork.
+pub enum Crew {
+    /// The worker's own thread.
+    Single(Box<dyn Bench>),
+    /// OS threads (blocking workloads).
+    Threads(Threads),
+    /// Tasks on the workload's runtime (async workloads).
+    Tasks(Box<dyn Concurrent>),
+}
+
+impl Crew {
+    /// Runs one iteration of every measurer.
+    pub fn run(&mut self, plan: Plan) -> Outcome {
+        match self {
+            Crew::Single(bench) => combine(vec![run_one(bench.as_mut(), plan)]),
+            Crew::Threads(t) => t.run(plan),
+            Crew::Tasks(c) => combine(c.run(plan.batch, plan.time, plan.sample)),
+        }
+    }
+}
+
+/// Ops per timed sample: 1 for ops of a microsecond or more, else a group lasting about one.
+pub fn ops_per_sample(op_nanos: f64, batch: u64) -> u64 {
+    if !op_nanos.is_finite() || op_nanos >= 1000.0 {
+        return 1;
+    }
+    ((1000.0 / op_nanos.max(0.01)).ceil() as u64).clamp(1, batch.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Counter(Arc<std::sync::atomic::AtomicU64>);
+    impl Bench for Counter {
+        fn run_batch(&mut self, n: u64) {
+            self.0.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+
+    #[test]
+    fn threads_each_run_and_their_ops_sum_to_the_total() {
+        let total = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let benches: Vec<Box<dyn Bench>> =
+            (0..3).map(|_| Box::new(Counter(Arc::clone(&total))) as Box<dyn Bench>).collect();
+        let mut crew = Crew::Threads(Threads::start(benches));
+        let plan = Plan { batch: 10, time: Duration::from_millis(5), sample: None };
+        for _ in 0..2 {
+            let before = total.load(std::sync::atomic::Ordering::Relaxed);
+            let o = crew.run(plan);
+            assert_eq!(o.thread_ops.len(), 3);
+            assert!(o.thread_ops.iter().all(|&n| n > 0));
+            assert_eq!(o.ops, o.thread_ops.iter().sum::<u64>());
+            assert_eq!(o.ops, total.load(std::sync::atomic::Ordering::Relaxed) - before);
+            assert!(o.nanos >= 5_000_000);
+        }
+    }
+
+    #[test]
+    fn sampling_times_every_group() {
+        let total = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let mut crew = Crew::Single(Box::new(Counter(total)));
+        let o = crew.run(Plan { batch: 8, time: Duration::from_millis(2), sample: Some(4) });
+        assert_eq!(o.samples.len() as u64 * 4, o.ops);
+        assert!(o.samples.iter().all(|&s| s >= 50_000), "each group sleeps 50 µs");
+        assert!(o.thread_ops.is_empty());
+    }
+
+    #[test]
+    fn groups_only_for_sub_microsecond_ops() {
+        assert_eq!(ops_per_sample(2500.0, 100), 1);
+        assert_eq!(ops_per_sample(10.0, 1000), 100);
+        assert_eq!(ops_per_sample(0.3, 500), 500);
+    }
+}

@@ -1,0 +1,176 @@
+//! Hidden probe workloads that test the harness's concurrency and latency measurement:
+//! `probe/thread_in_flight` and `probe/task_in_flight` record how many of their ops were in
+//! flight at once (N concurrent measurers must reach N), and `probe/every_50th_sleeps` has a
+//! known latency distribution (2% of ops take a millisecond more).
+
+use crate::{AsyncWorkload, Workload, WorkloadDef, asynchronous, blocking};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long an in-flight op stays in flight.
+const IN_FLIGHT: Duration = Duration::from_micros(200);
+
+/// The probe group (hidden: `--hidden` lists them).
+pub static WORKLOADS: &[WorkloadDef] = &[
+    WorkloadDef {
+        name: "probe/thread_in_flight",
+        about: "blocking op that sleeps 200 µs and records how many ops were in flight at once",
+        params: &[],
+        hidden: true,
+        servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
+        shareable: true,
+        setup: |_| Ok(blocking(InFlight::default())),
+    },
+    WorkloadDef {
+        name: "probe/task_in_flight",
+        about: "async op that sleeps 200 µs on the runtime and records how many ops were in flight at once",
+        params: &[],
+        hidden: true,
+        servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
+        shareable: true,
+        setup: |_| {
+            Ok(asynchronous(TaskInFlight { runtime: crate::current_thread_runtime()?, counts: InFlight::default() }))
+        },
+    },
+    WorkloadDef {
+        name: "probe/every_50th_sleeps",
+        about: "2 µs of spinning; every 50th op also sleeps 1 ms (a known latency distribution)",
+        params: &[],
+        hidden: true,
+        servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
+        shareable: true,
+        setup: |_| Ok(blocking(Every50thSleeps::default())),
+    },
+];
+
+/// Ops in flight now and the most seen at once.
+#[derive(Debug, Default)]
+pub struct InFlight {
+    now: AtomicI64,
+    max: AtomicI64,
+}
+
+impl InFlight {
+    fn enter(&self) {
+        let n = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max.fetch_max(n, Ordering::SeqCst);
+    }
+    fn leave(&self) {
+        self.now.fetch_sub(1, Ordering::SeqCst);
+    }
+    fn observe(&self) -> Vec<(&'static str, i64)> {
+        vec![("max_in_flight", self.max.swap(0, Ordering::SeqCst))]
+    }
+}
+
+impl Workload for InFlight {
+    type Local = ();
+    type Output = ();
+    fn local(&self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn op(&self, _: &mut ()) {
+        self.enter();
+        std::thread::sleep(IN_FLIGHT);
+        self.leave();
+    }
+    fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
+        Ok(InFlight::observe(self))
+    }
+    fn deterministic(&self) -> bool {
+        false
+    }
+}
+
+/// [`InFlight`] as an async op on a current-thread runtime.
+pub struct TaskInFlight {
+    runtime: tokio::runtime::Runtime,
+    counts: InFlight,
+}
+
+impl AsyncWorkload for TaskInFlight {
+    type Local = ();
+    type Output = ();
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.runtime
+    }
+    fn local(&self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    async fn op(&self, _: &mut ()) {
+        self.counts.enter();
+        tokio::time::sleep(IN_FLIGHT).await;
+        self.counts.leave();
+    }
+    fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
+        Ok(self.counts.observe())
+    }
+    fn deterministic(&self) -> bool {
+        false
+    }
+}
+
+/// 2 µs of spinning per op; every 50th op sleeps 1 ms more.
+#[derive(Debug, Default)]
+pub struct Every50thSleeps {
+    ops: AtomicU64,
+}
+
+impl Workload for Every50thSleeps {
+    type Local = ();
+    type Output = ();
+    fn local(&self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn op(&self, _: &mut ()) {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_micros(2) {
+            std::hint::spin_loop();
+        }
+        if self.ops.fetch_add(1, Ordering::Relaxed) % 50 == 49 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    fn deterministic(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Prepared, SetupContext};
+
+    #[test]
+    fn in_flight_counts_overlapping_ops() {
+        let w = std::sync::Arc::new(InFlight::default());
+        let threads: Vec<_> = (0..3)
+            .map(|_| {
+                let w = std::sync::Arc::clone(&w);
+                std::thread::spawn(move || {
+                    for _ in 0..20 {
+                        w.op(&mut ());
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let max = Workload::observe(&*w).unwrap()[0].1;
+        assert!((2..=3).contains(&max), "{max}");
+        assert_eq!(Workload::observe(&*w).unwrap()[0].1, 0, "observing resets the maximum");
+    }
+
+    #[test]
+    fn tasks_run_concurrently_on_one_runtime() {
+        let def = WORKLOADS.iter().find(|d| d.name == "probe/task_in_flight").unwrap();
+        let prepared: Box<dyn Prepared> = (def.setup)(&SetupContext::new(Default::default())).unwrap();
+        let mut crew = prepared.concurrent(4).unwrap().expect("async workloads run tasks");
+        let runs = crew.run(5, Duration::from_millis(20), None);
+        assert_eq!(runs.len(), 4);
+        assert!(runs.iter().all(|r| r.ops > 0 && r.ops % 5 == 0));
+        assert_eq!(prepared.observe().unwrap(), [("max_in_flight", 4)]);
+    }
+}
