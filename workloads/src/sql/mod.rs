@@ -6,8 +6,9 @@
 //! - `sql/thread_select_by_id`: a blocking driver on the measuring thread;
 //! - `sql/spawn_blocking_select_by_id`: the same blocking call handed to tokio's blocking pool
 //!   with `spawn_blocking` and awaited (one runtime entry per batch);
-//! - `sql/async_select_by_id`: sqlx, `begin` / query / `commit` awaited, one runtime entry
-//!   (`block_on`) per op, like the seed's `runBlocking { suspendTransaction { … } }`.
+//! - `sql/async_select_by_id`: sqlx, `begin` / query / `commit` awaited on the workload's
+//!   runtime (one runtime entry per batch; `--threads N` runs N concurrent tasks). The seed's
+//!   `runBlocking { … }` per op adds one `block_on`, whose floor is `baseline/block_on_noop`.
 
 mod shapes;
 
@@ -67,13 +68,13 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     },
     WorkloadDef {
         name: "sql/async_select_by_id",
-        about: "sqlx begin/select/commit awaited, one runtime entry per op",
+        about: "sqlx begin/select/commit awaited on the workload's runtime (N tasks with --threads N)",
         params: PARAMS,
         hidden: false,
         servers: crate::db::servers,
         op_floor: crate::registry::OpFloor::RoundTrip,
         shareable: true,
-        setup: |ctx| Ok(crate::blocking(AsyncSelect::create(&SqlConfig::from(ctx)?)?)),
+        setup: |ctx| Ok(crate::asynchronous(AsyncSelect::create(&SqlConfig::from(ctx)?)?)),
     },
 ];
 

@@ -193,7 +193,8 @@ impl AsyncDb {
     }
 }
 
-/// `sql/async_select_by_id`: sqlx, one runtime entry per op.
+/// `sql/async_select_by_id`: sqlx, awaited on the workload's runtime (one runtime entry per
+/// batch; `--threads N` runs N tasks).
 pub struct AsyncSelect {
     fixture: UsersDb,
     pool: AsyncDb,
@@ -232,19 +233,22 @@ impl AsyncSelect {
     }
 }
 
-impl Workload for AsyncSelect {
+impl AsyncWorkload for AsyncSelect {
     /// sqlx runs SQLite connections on threads of their own, PostgreSQL over the network.
     fn deterministic(&self) -> bool {
         false
     }
     type Local = Cursor;
     type Output = i64;
-    fn local(&self, thread: usize) -> anyhow::Result<Cursor> {
-        Ok(Cursor::new(thread, self.ids.len()))
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.runtime
     }
-    fn op(&self, cursor: &mut Cursor) -> i64 {
+    fn local(&self, task: usize) -> anyhow::Result<Cursor> {
+        Ok(Cursor::new(task, self.ids.len()))
+    }
+    async fn op(&self, cursor: &mut Cursor) -> i64 {
         let id = cursor.next(&self.ids);
-        self.select(id).unwrap_or_else(|e| panic!("select of id {id} failed: {e:#}"))
+        self.pool.select_by_id(id).await.unwrap_or_else(|e| panic!("select of id {id} failed: {e:#}"))
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
         check(&self.fixture, self.row_count, &self.ids, |id| self.select(id))
