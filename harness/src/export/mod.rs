@@ -1,0 +1,105 @@
+//! Exports of a report for other tools, one module per format behind one [`Exporter`] trait:
+//! JMH's JSON result format, Bencher Metric Format, CSV and Markdown.
+
+mod bmf;
+mod csv;
+mod jmh;
+mod markdown;
+
+use crate::report::{Benchmark, Report};
+
+/// A format a report can be exported to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// JMH's JSON result format (a list of benchmark results), for tools that read JMH output.
+    Jmh,
+    /// Bencher Metric Format, for a continuous-benchmarking server.
+    Bmf,
+    /// One row per case.
+    Csv,
+    /// One table row per case.
+    Markdown,
+}
+
+/// Turns a report into the bytes of one format.
+pub trait Exporter {
+    /// The exported document.
+    fn export(&self, report: &Report) -> anyhow::Result<String>;
+}
+
+/// The exporter of `format`.
+pub fn exporter(format: Format) -> Box<dyn Exporter> {
+    match format {
+        Format::Jmh => Box::new(jmh::Jmh),
+        Format::Bmf => Box::new(bmf::Bmf),
+        Format::Csv => Box::new(csv::Csv),
+        Format::Markdown => Box::new(markdown::Markdown),
+    }
+}
+
+/// `k=v,...` of a case's params, with `threads=N` when it ran several measurers.
+pub fn params_text(b: &Benchmark) -> String {
+    let mut p: Vec<String> = b.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if let Some(c) = b.concurrency.as_ref().filter(|c| c.count != 1) {
+        p.push(format!("threads={}", c.count));
+    }
+    p.join(",")
+}
+
+/// The confidence interval of a case's score, where it has an error.
+pub fn interval(b: &Benchmark) -> Option<(f64, f64)> {
+    let s = b.score.as_ref()?;
+    s.error.map(|e| (s.mean - e, s.mean + e))
+}
+
+#[cfg(test)]
+pub(crate) mod fixture {
+    //! One fixed report for the snapshot tests of every format.
+
+    use crate::report::latency::{Concurrency, ForkLatency, LatencySummary};
+    use crate::report::{AllocSummary, Benchmark, Fork, ForkStatus, InstructionSummary, Iteration, Report, Score};
+
+    fn fork(index: u32, rates: &[u64]) -> Fork {
+        Fork {
+            status: ForkStatus::Ok,
+            iterations: rates.iter().map(|&r| Iteration { ops: r, nanos: 1_000_000_000, ..Iteration::default() }).collect(),
+            ..Fork::pending(index, Some(100 + index))
+        }
+    }
+
+    /// A report of two cases: one plain, one with params, threads, instructions, allocations
+    /// and latency; meta fixed so that snapshots do not depend on the machine.
+    pub fn report() -> Report {
+        let mut report = crate::compare::fixtures::report(vec![]);
+        report.meta.harness_version = "0.1.0".into();
+        report.meta.git.commit = Some("0123456789abcdef".into());
+        report.meta.rustc = "rustc 1.95.0".into();
+        let mut noop = crate::compare::fixtures::case("baseline/noop");
+        noop.forks = vec![fork(0, &[1000, 1100, 900]), fork(1, &[1000, 1050, 950])];
+        noop.score = Score::from_forks(&noop.forks);
+        let mut sql = crate::compare::fixtures::case("sql/thread_select_by_id");
+        sql.params = [("db".to_string(), "sqlite".to_string()), ("row_count".to_string(), "1000".to_string())].into();
+        sql.settings.forks = 2;
+        sql.settings.iterations = 2;
+        sql.forks = vec![fork(0, &[500, 520]), fork(1, &[480, 500])];
+        sql.forks[0].latency = Some(ForkLatency { ops_per_sample: 1, histogram: vec![(1000, 98), (1_000_000, 2)] });
+        sql.forks[0].clock_read_nanos = Some(25.0);
+        sql.score = Score::from_forks(&sql.forks);
+        sql.concurrency = Some(Concurrency { count: 4, cores: 2, kind: Some("threads".into()), each: None });
+        sql.instructions = Some(InstructionSummary {
+            forks: 1,
+            ops: 1000,
+            total: 5_597_400,
+            per_op: 5597.4,
+            min_per_op: 5597.4,
+            max_per_op: 5597.4,
+            identical: None,
+            deterministic: true,
+        });
+        sql.allocations = Some(AllocSummary { per_op: 3.0, bytes_per_op: 256.0 });
+        sql.latency = LatencySummary::from_forks(&sql.forks);
+        let _: &Benchmark = &sql;
+        report.benchmarks = vec![noop, sql];
+        report
+    }
+}
