@@ -20,6 +20,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Env(args) => env(&args),
         Command::Compare(args) => compare(&args),
         Command::Noise(args) => noise(&args),
+        Command::Export(args) => export(&args),
+        Command::Docs(args) => docs(&args),
     }
 }
 
@@ -104,6 +106,38 @@ fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn export(args: &crate::cli::ExportArgs) -> anyhow::Result<ExitCode> {
+    let report = read_report(&args.report, "the")?;
+    let text = crate::export::exporter(args.format).export(&report)?;
+    match &args.out {
+        Some(path) => {
+            write::check_writable(path).map_err(|e| {
+                BadInput(format!("cannot write --out '{}': {e}; choose a writable path", path.display()))
+            })?;
+            write::write_bytes_atomic(path, text.as_bytes())?;
+        }
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn docs(args: &crate::cli::DocsArgs) -> anyhow::Result<ExitCode> {
+    let reports = args
+        .reports
+        .iter()
+        .map(|p| Ok((p.display().to_string(), read_report(p, "the")?)))
+        .collect::<Result<Vec<_>, BadInput>>()?;
+    std::fs::create_dir_all(&args.out_dir).map_err(|e| {
+        BadInput(format!("cannot create --out-dir '{}': {e}; choose a writable directory", args.out_dir.display()))
+    })?;
+    let files = crate::docs::render(&reports)?;
+    for (name, text) in &files {
+        write::write_bytes_atomic(&args.out_dir.join(name), text.as_bytes())?;
+    }
+    eprintln!("wrote {} file(s) to {}", files.len(), args.out_dir.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn noise(args: &crate::cli::NoiseArgs) -> anyhow::Result<ExitCode> {

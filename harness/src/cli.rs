@@ -31,7 +31,7 @@ pub enum Command {
     List(ListArgs),
     /// Measure the benchmark cases of a configuration and write a JSON report.
     #[command(after_help = AFTER_HELP)]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Print the environment metadata a report records.
     Env(EnvArgs),
     /// Compare two reports case by case (or the two builds of one A/B report).
@@ -39,6 +39,35 @@ pub enum Command {
     Compare(CompareArgs),
     /// Where a report's noise comes from, per case, and what to change.
     Noise(NoiseArgs),
+    /// Export a report for other tools: JMH JSON, Bencher Metric Format, CSV or Markdown.
+    Export(ExportArgs),
+    /// Write a Markdown page with tables and SVG charts from one or more reports.
+    Docs(DocsArgs),
+}
+
+/// `harness export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A report written by `harness run`.
+    #[arg(value_name = "REPORT.json")]
+    pub report: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: crate::export::Format,
+    /// Write here instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `harness docs`.
+#[derive(Debug, Args)]
+pub struct DocsArgs {
+    /// Reports written by `harness run`.
+    #[arg(value_name = "REPORT.json", required = true)]
+    pub reports: Vec<PathBuf>,
+    /// Directory for README.md and the charts.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub out_dir: PathBuf,
 }
 
 /// `harness noise`.

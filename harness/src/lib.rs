@@ -4,6 +4,8 @@ pub mod alloc;
 pub mod app;
 pub mod cli;
 pub mod compare;
+pub mod docs;
+pub mod export;
 pub mod format;
 pub mod noise;
 pub mod pin;

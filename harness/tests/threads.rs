@@ -56,7 +56,9 @@ fn threads_share_the_state_and_each_run_ops() {
             assert_eq!(it["observed"]["max_in_flight"], 3, "{name} did not run 3 at once: {it}");
         }
         let single = case(&report, name, 1);
-        assert!(measured(single).iter().all(|it| it.get("thread_ops").is_none() && it["observed"]["max_in_flight"] == 1));
+        assert!(
+            measured(single).iter().all(|it| it.get("thread_ops").is_none() && it["observed"]["max_in_flight"] == 1)
+        );
     }
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("threads=3"), "{text}");

@@ -39,7 +39,10 @@ fn common(b: &Benchmark, mode: &str) -> Map<String, Value> {
     m.insert("benchmark".into(), json!(b.name));
     m.insert("mode".into(), json!(mode));
     m.insert("threads".into(), json!(b.concurrency.as_ref().map_or(1, |c| c.count)));
-    m.insert("forks".into(), json!(b.forks.iter().filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time).count()));
+    m.insert(
+        "forks".into(),
+        json!(b.forks.iter().filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time).count()),
+    );
     m.insert("warmupIterations".into(), json!(b.settings.warmup_iterations));
     m.insert("warmupTime".into(), json!(seconds(b.settings.warmup_nanos)));
     m.insert("measurementIterations".into(), json!(b.settings.iterations));
@@ -111,7 +114,10 @@ fn num(x: f64) -> Value {
 fn sample(b: &Benchmark) -> Option<Value> {
     let l = b.latency.as_ref()?;
     let mut percentiles = Map::new();
-    percentiles.insert("0.0".into(), json!(b.forks.iter().filter_map(|f| f.latency.as_ref()).flat_map(|h| h.histogram.first()).map(|v| v.0).min()));
+    percentiles.insert(
+        "0.0".into(),
+        json!(b.forks.iter().filter_map(|f| f.latency.as_ref()).flat_map(|h| h.histogram.first()).map(|v| v.0).min()),
+    );
     for (k, q) in [("50.0", "p50"), ("90.0", "p90"), ("99.0", "p99"), ("99.9", "p99.9"), ("99.99", "p99.99")] {
         percentiles.insert(k.into(), json!(l.percentiles.get(q)));
     }
@@ -141,8 +147,7 @@ fn sample(b: &Benchmark) -> Option<Value> {
 
 impl Exporter for Jmh {
     fn export(&self, report: &Report) -> anyhow::Result<String> {
-        let entries: Vec<Value> =
-            report.benchmarks.iter().flat_map(|b| [throughput(b), sample(b)]).flatten().collect();
+        let entries: Vec<Value> = report.benchmarks.iter().flat_map(|b| [throughput(b), sample(b)]).flatten().collect();
         Ok(serde_json::to_string_pretty(&entries)? + "\n")
     }
 }

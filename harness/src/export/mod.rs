@@ -4,7 +4,7 @@
 mod bmf;
 mod csv;
 mod jmh;
-mod markdown;
+pub mod markdown;
 
 use crate::report::{Benchmark, Report};
 
@@ -62,7 +62,10 @@ pub(crate) mod fixture {
     fn fork(index: u32, rates: &[u64]) -> Fork {
         Fork {
             status: ForkStatus::Ok,
-            iterations: rates.iter().map(|&r| Iteration { ops: r, nanos: 1_000_000_000, ..Iteration::default() }).collect(),
+            iterations: rates
+                .iter()
+                .map(|&r| Iteration { ops: r, nanos: 1_000_000_000, ..Iteration::default() })
+                .collect(),
             ..Fork::pending(index, Some(100 + index))
         }
     }

@@ -11,16 +11,21 @@ pub fn write_atomic(path: &Path, report: &Report) -> anyhow::Result<()> {
     write_bytes_atomic(path, &json)
 }
 
-/// Writes `bytes` to `path` via a temp file in the same directory and a rename.
+/// Writes `bytes` to `path` via a temp file in the same directory and a rename; the file ends
+/// with a newline and is readable by everyone (0644), like any file the user writes.
 pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = parent_dir(path);
     let mut tmp = tempfile::Builder::new()
         .prefix(".harness-")
         .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o644))
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temp file in {}", dir.display()))?;
     tmp.write_all(bytes)?;
-    tmp.write_all(b"\n")?;
+    if !bytes.ends_with(b"\n") {
+        tmp.write_all(b"\n")?;
+    }
     tmp.as_file().sync_all()?;
     tmp.persist(path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())

@@ -1,0 +1,216 @@
+//! `harness docs`: a Markdown page of one or more reports (environment, one table per workload
+//! group with params as columns) and SVG charts, written atomically; the same reports always
+//! give byte-identical files.
+
+pub mod charts;
+
+use crate::compare::label;
+use crate::export::markdown::row;
+use crate::report::{Benchmark, ForkKind, ForkStatus, Report};
+use charts::{Bar, Line};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A file to write: name within the output directory, and its text.
+pub type File = (String, String);
+
+/// The group of a workload name: `sql` for `sql/thread_select_by_id`.
+fn group(name: &str) -> &str {
+    name.split('/').next().unwrap_or(name)
+}
+
+fn environment(source: &str, r: &Report) -> String {
+    let m = &r.meta;
+    let s = m.settings.as_ref();
+    let mut out = format!("### `{source}`\n\n| | |\n|---|---|\n");
+    let mut line = |k: &str, v: String| out.push_str(&format!("| {k} | {} |\n", v.replace('|', "\\|")));
+    line(
+        "commit",
+        format!(
+            "`{}`{}",
+            m.git.commit.as_deref().unwrap_or("unknown"),
+            match m.git.dirty {
+                Some(true) => " (dirty: uncommitted changes)",
+                Some(false) => " (clean)",
+                None => "",
+            }
+        ),
+    );
+    line("rustc", m.rustc.clone());
+    line("build", format!("{}, {}", m.build_profile, m.target));
+    line("cpu", format!("{} ({} logical, {} available)", m.cpu.model, m.cpu.logical_cpus, m.cpu.available_parallelism));
+    line("os", format!("{} (kernel {})", m.os.name, m.os.kernel));
+    line("limits", format!("cgroup CPU quota {}, memory {}", m.cgroup.cpu_quota, m.cgroup.memory_limit));
+    if let Some(s) = s {
+        line(
+            "settings",
+            format!(
+                "{} fork(s); warmup {} × {}; {} iteration(s) × {}; threads {:?}; mode {}{}{}",
+                s.forks,
+                s.warmup_iterations,
+                humantime::format_duration(std::time::Duration::from_nanos(s.warmup_nanos)),
+                s.iterations,
+                humantime::format_duration(std::time::Duration::from_nanos(s.iteration_nanos)),
+                s.threads,
+                s.mode,
+                if s.instructions { "; instruction counts (callgrind)" } else { "" },
+                if s.alloc { "; allocation counts" } else { "" },
+            ),
+        );
+    }
+    line("configuration", m.configuration.clone().unwrap_or_default());
+    line("command", format!("`{}`", m.command_line.join(" ")));
+    line("when", format!("{} to {}", m.started_at, m.ended_at.as_deref().unwrap_or("(not finished)")));
+    line("status", format!("{:?}", r.status).to_lowercase());
+    out.push('\n');
+    out
+}
+
+/// The table of one group: params as columns.
+fn table(cases: &[&Benchmark]) -> String {
+    let keys: BTreeSet<&String> = cases.iter().flat_map(|b| b.params.keys()).collect();
+    let threads = cases.iter().any(|b| b.concurrency.as_ref().is_some_and(|c| c.count != 1));
+    let instr = cases.iter().any(|b| b.instructions.is_some());
+    let allocs = cases.iter().any(|b| b.allocations.is_some());
+    let latency = cases.iter().any(|b| b.latency.is_some());
+    let mut head: Vec<String> = vec!["workload".into()];
+    head.extend(keys.iter().map(|k| k.to_string()));
+    if threads {
+        head.push("threads".into());
+    }
+    head.extend(["score", "± error (99.9%)", "unit", "forks ok"].map(String::from));
+    if instr {
+        head.push("instr/op".into());
+    }
+    if allocs {
+        head.push("allocs/op".into());
+    }
+    if latency {
+        head.extend(["p50", "p99"].map(String::from));
+    }
+    let mut out = format!("| {} |\n|{}\n", head.join(" | "), "---|".repeat(head.len()));
+    for b in cases {
+        let cells = crate::export::markdown::cells(b);
+        let mut row_cells: Vec<String> =
+            keys.iter().map(|k| b.params.get(*k).cloned().unwrap_or_else(|| "-".into())).collect();
+        if threads {
+            row_cells.push(b.concurrency.as_ref().map_or(1, |c| c.count).to_string());
+        }
+        row_cells.extend([cells[1].clone(), cells[2].clone(), "ops/s".into(), cells[3].clone()]);
+        if instr {
+            row_cells.push(cells[4].clone());
+        }
+        if allocs {
+            row_cells.push(cells[5].clone());
+        }
+        if latency {
+            row_cells.extend([cells[6].clone(), cells[7].clone()]);
+        }
+        out.push_str(&row(&b.name, &row_cells));
+    }
+    out
+}
+
+/// Growth curves: per `db`, one line per ID kind of `ids/insert_growth`, ops/s of every measured
+/// iteration against the table's rows at its end.
+fn growth(cases: &[&Benchmark]) -> Vec<(String, Vec<Line>)> {
+    let mut by_db: BTreeMap<String, Vec<Line>> = BTreeMap::new();
+    for b in cases.iter().filter(|b| b.name == "ids/insert_growth") {
+        let mut points: Vec<(f64, f64)> = b
+            .forks
+            .iter()
+            .filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time)
+            .flat_map(|f| &f.iterations)
+            .filter_map(|it| Some((*it.observed.get("table_rows")? as f64, it.ops_per_sec())))
+            .filter(|p| p.1.is_finite())
+            .collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if points.is_empty() {
+            continue;
+        }
+        let db = b.params.get("db").cloned().unwrap_or_else(|| "default".into());
+        let name = b.params.get("kind").cloned().unwrap_or_else(|| label(b));
+        by_db.entry(db).or_default().push(Line { name, points });
+    }
+    by_db.into_iter().collect()
+}
+
+/// The page and charts of `reports`, each named by its source path.
+pub fn render(reports: &[(String, Report)]) -> anyhow::Result<Vec<File>> {
+    let mut files = vec![];
+    let mut page = String::from("# Benchmark results\n\n");
+    let sources: Vec<String> = reports.iter().map(|(s, _)| format!("`{s}`")).collect();
+    page.push_str(&format!(
+        "Generated by `harness docs` from {}. Scores are the mean ops/s over every measured iteration of every fork that finished ok; the error is the half-width of the 99.9% Student-t interval (JMH's scoreError). `~` marks instruction counts that vary run to run.\n\n## Environment\n\n",
+        sources.join(", ")
+    ));
+    for (source, r) in reports {
+        page.push_str(&environment(source, r));
+    }
+    let cases: Vec<&Benchmark> = reports.iter().flat_map(|(_, r)| &r.benchmarks).collect();
+    let mut groups: Vec<&str> = vec![];
+    for b in &cases {
+        if !groups.contains(&group(&b.name)) {
+            groups.push(group(&b.name));
+        }
+    }
+    for g in groups {
+        let in_group: Vec<&Benchmark> = cases.iter().copied().filter(|b| group(&b.name) == g).collect();
+        page.push_str(&format!("## {g}\n\n"));
+        let bars: Vec<Bar> = in_group
+            .iter()
+            .filter_map(|b| b.score.as_ref().map(|s| Bar { label: label(b), value: s.mean, error: s.error }))
+            .collect();
+        if !bars.is_empty() {
+            let file = format!("{g}.svg");
+            files.push((file.clone(), charts::bars(&format!("{g}: ops/s (whiskers: 99.9% interval)"), &bars)?));
+            page.push_str(&format!("![{g} throughput]({file})\n\n"));
+        }
+        page.push_str(&table(&in_group));
+        page.push('\n');
+        for (db, lines) in growth(&in_group) {
+            let file = format!("{g}-insert-growth-{db}.svg");
+            let title = format!("ids/insert_growth on {db}: ops/s against table rows");
+            files.push((file.clone(), charts::lines(&title, "rows in the table", "ops/s", &lines)?));
+            page.push_str(&format!("![{title}]({file})\n\n"));
+        }
+    }
+    let skipped: Vec<String> =
+        cases.iter().filter_map(|b| b.skipped.as_ref().map(|why| format!("- `{}`: {why}\n", label(b)))).collect();
+    if !skipped.is_empty() {
+        page.push_str("## Skipped\n\n");
+        page.extend(skipped);
+        page.push('\n');
+    }
+    files.insert(0, ("README.md".into(), page.trim_end().to_string() + "\n"));
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_has_environment_params_as_columns_and_charts() {
+        let files = render(&[("r.json".into(), crate::export::fixture::report())]).unwrap();
+        let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+        assert_eq!(names, ["README.md", "baseline.svg", "sql.svg"]);
+        let page = &files[0].1;
+        assert!(page.contains("| commit | `0123456789abcdef`"), "{page}");
+        assert!(page.contains("| workload | db | row_count | threads | score |"), "{page}");
+        assert!(page.contains("| sql/thread_select_by_id | sqlite | 1000 | 4 | 500.0 | ± 105.5 (21.1%) | ops/s | 2/2 | 5597.4 | 3.00 | 1.000 µs | 1.000 ms |"), "{page}");
+        assert_eq!(files, render(&[("r.json".into(), crate::export::fixture::report())]).unwrap());
+    }
+
+    #[test]
+    fn insert_growth_becomes_lines_per_db() {
+        let mut b = crate::compare::fixtures::timed("ids/insert_growth", &[&[100.0, 90.0]]);
+        b.params = [("db".to_string(), "sqlite".to_string()), ("kind".to_string(), "ulid".to_string())].into();
+        for (i, it) in b.forks[0].iterations.iter_mut().enumerate() {
+            it.observed.insert("table_rows".into(), 1000 * (i as i64 + 1));
+        }
+        let g = growth(&[&b]);
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].0, "sqlite");
+        assert_eq!(g[0].1[0].points, vec![(1000.0, 100.0), (2000.0, 90.0)]);
+    }
+}

@@ -1,0 +1,57 @@
+//! Bencher Metric Format: `{ case: { measure: { value, lower_value, upper_value } } }`, with the
+//! built-in `throughput` (ops/s, bounds from the confidence interval) and `latency` (ns, bounds
+//! p50 and p99) measures, and `instructions` and `allocations` per op where present.
+
+use super::{Exporter, interval};
+use crate::compare::label;
+use crate::report::Report;
+use serde_json::{Map, Value, json};
+
+/// The BMF exporter.
+pub struct Bmf;
+
+impl Exporter for Bmf {
+    fn export(&self, report: &Report) -> anyhow::Result<String> {
+        let mut out = Map::new();
+        for b in &report.benchmarks {
+            let mut measures = Map::new();
+            if let Some(s) = &b.score {
+                let mut m = json!({ "value": s.mean });
+                if let Some((lo, hi)) = interval(b) {
+                    m["lower_value"] = json!(lo.max(0.0));
+                    m["upper_value"] = json!(hi);
+                }
+                measures.insert("throughput".into(), m);
+            }
+            if let Some(l) = &b.latency {
+                measures.insert(
+                    "latency".into(),
+                    json!({ "value": l.mean, "lower_value": l.percentiles.get("p50"), "upper_value": l.percentiles.get("p99") }),
+                );
+            }
+            if let Some(i) = &b.instructions {
+                measures.insert(
+                    "instructions".into(),
+                    json!({ "value": i.per_op, "lower_value": i.min_per_op, "upper_value": i.max_per_op }),
+                );
+            }
+            if let Some(a) = &b.allocations {
+                measures.insert("allocations".into(), json!({ "value": a.per_op }));
+            }
+            if !measures.is_empty() {
+                out.insert(label(b), Value::Object(measures));
+            }
+        }
+        Ok(serde_json::to_string_pretty(&Value::Object(out))? + "\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bmf_snapshot() {
+        insta::assert_snapshot!(Bmf.export(&crate::export::fixture::report()).unwrap());
+    }
+}

@@ -1,0 +1,73 @@
+//! CSV: one row per case, numbers unformatted.
+
+use super::{Exporter, interval, params_text};
+use crate::report::Report;
+
+/// The CSV exporter.
+pub struct Csv;
+
+const HEADER: [&str; 17] = [
+    "benchmark",
+    "params",
+    "threads",
+    "forks_ok",
+    "iterations",
+    "mean_ops_per_s",
+    "error_ops_per_s",
+    "confidence",
+    "ci_low",
+    "ci_high",
+    "median_ops_per_s",
+    "min_ops_per_s",
+    "max_ops_per_s",
+    "instructions_per_op",
+    "allocations_per_op",
+    "p50_ns",
+    "p99_ns",
+];
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or(String::new(), |v| v.to_string())
+}
+
+impl Exporter for Csv {
+    fn export(&self, report: &Report) -> anyhow::Result<String> {
+        let mut w = csv::Writer::from_writer(vec![]);
+        w.write_record(HEADER)?;
+        for b in &report.benchmarks {
+            let s = b.score.as_ref();
+            let ci = interval(b);
+            let pct = |k: &str| b.latency.as_ref().and_then(|l| l.percentiles.get(k)).map(|v| *v as f64);
+            w.write_record([
+                b.name.clone(),
+                params_text(b),
+                b.concurrency.as_ref().map_or(1, |c| c.count).to_string(),
+                b.forks_ok().to_string(),
+                s.map_or(0, |s| s.n).to_string(),
+                opt(s.map(|s| s.mean)),
+                opt(s.and_then(|s| s.error)),
+                opt(s.map(|s| s.confidence)),
+                opt(ci.map(|c| c.0)),
+                opt(ci.map(|c| c.1)),
+                opt(s.map(|s| s.median)),
+                opt(s.map(|s| s.min)),
+                opt(s.map(|s| s.max)),
+                opt(b.instructions.as_ref().map(|i| i.per_op)),
+                opt(b.allocations.as_ref().map(|a| a.per_op)),
+                opt(pct("p50")),
+                opt(pct("p99")),
+            ])?;
+        }
+        Ok(String::from_utf8(w.into_inner()?)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_snapshot() {
+        insta::assert_snapshot!(Csv.export(&crate::export::fixture::report()).unwrap());
+    }
+}
