@@ -32,7 +32,7 @@ const CHAR_WIDTH: u32 = 7;
 pub fn bars(title: &str, bars: &[Bar]) -> anyhow::Result<String> {
     let n = bars.len().max(1);
     let label_width = bars.iter().map(|b| b.label.chars().count() as u32).max().unwrap_or(8) * CHAR_WIDTH + 16;
-    let size = (label_width + 620, 90 + 26 * n as u32);
+    let size = (label_width + 620, 120 + 26 * n as u32);
     let lows = bars.iter().map(|b| (b.value - b.error.unwrap_or(0.0)).max(b.value / 2.0));
     let low = lows.fold(f64::INFINITY, f64::min);
     let high = bars.iter().map(|b| b.value + b.error.unwrap_or(0.0)).fold(0.0, f64::max);
@@ -50,8 +50,8 @@ pub fn bars(title: &str, bars: &[Bar]) -> anyhow::Result<String> {
             .margin_right(48)
             .x_label_area_size(40)
             .y_label_area_size(label_width)
-            // A segmented range of 0..n - 1 has exactly n rows.
-            .build_cartesian_2d(x0..x1.max(x0 + 1e-9), (0..n - 1).into_segmented())?;
+            // Rows 0..n; plotters adds one empty segment on top.
+            .build_cartesian_2d(x0..x1.max(x0 + 1e-9), (0..n).into_segmented())?;
         let labels: Vec<String> = bars.iter().map(|b| b.label.clone()).collect();
         let y_label = |v: &SegmentValue<usize>| match v {
             SegmentValue::CenterOf(i) if *i < labels.len() => labels[labels.len() - 1 - *i].clone(),
@@ -61,6 +61,8 @@ pub fn bars(title: &str, bars: &[Bar]) -> anyhow::Result<String> {
         chart
             .configure_mesh()
             .disable_y_mesh()
+            .label_style(("sans-serif", 12))
+            .axis_desc_style(("sans-serif", 13))
             .y_labels(n)
             .x_labels(if log { (x1 - x0) as usize + 1 } else { 10 })
             .y_label_formatter(&y_label)
@@ -109,7 +111,15 @@ pub fn lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> anyhow:
             .y_label_area_size(70)
             .build_cartesian_2d(0.0..(x_max * 1.05).max(1.0), 0.0..(y_max * 1.1).max(1.0))?;
         let fmt = |v: &f64| si(*v);
-        chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).x_label_formatter(&fmt).y_label_formatter(&fmt).draw()?;
+        chart
+            .configure_mesh()
+            .label_style(("sans-serif", 12))
+            .axis_desc_style(("sans-serif", 13))
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&fmt)
+            .y_label_formatter(&fmt)
+            .draw()?;
         for (i, line) in lines.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
             chart
