@@ -132,7 +132,12 @@ fn docs(args: &crate::cli::DocsArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&args.out_dir).map_err(|e| {
         BadInput(format!("cannot create --out-dir '{}': {e}; choose a writable directory", args.out_dir.display()))
     })?;
-    let files = crate::docs::render(&reports)?;
+    let intro = match &args.intro {
+        Some(p) => std::fs::read_to_string(p)
+            .map_err(|e| BadInput(format!("cannot read --intro {}: {e}; pass a Markdown file", p.display())))?,
+        None => String::new(),
+    };
+    let files = crate::docs::render(&reports, &intro)?;
     for (name, text) in &files {
         write::write_bytes_atomic(&args.out_dir.join(name), text.as_bytes())?;
     }
@@ -343,7 +348,8 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
 
     let sides = if baseline.is_some() { 2 } else { 1 };
-    let progress = Progress::new(args.quiet, cases.len() as u64 * u64::from(settings.forks) * sides);
+    let forks_per_case = u64::from(settings.forks) * sides + instructions.as_ref().map_or(0, |i| u64::from(i.forks));
+    let progress = Progress::new(args.quiet, cases.len() as u64 * forks_per_case);
     if cfg!(debug_assertions) {
         progress.warn(
             "this is a DEBUG build: its numbers are meaningless. Use `cargo run --release -p harness -- run ...`",

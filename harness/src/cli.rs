@@ -68,6 +68,10 @@ pub struct DocsArgs {
     /// Directory for README.md and the charts.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub out_dir: PathBuf,
+    /// A Markdown file whose text goes right after the page title (how the run was made,
+    /// what it does not prove).
+    #[arg(long, value_name = "FILE")]
+    pub intro: Option<PathBuf>,
 }
 
 /// `harness noise`.

@@ -3,7 +3,7 @@
 
 use crate::format::si;
 use crate::protocol::{IterationKind, Message};
-use crate::report::{Fork, ForkStatus, Iteration};
+use crate::report::{Fork, ForkKind, ForkStatus, Iteration};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 
@@ -63,15 +63,20 @@ impl Progress {
             Progress::Bar(b) => b.inc(1),
             Progress::Lines { total, done } => {
                 done.set(done.get() + 1);
-                let rates: Vec<f64> = fork.iterations.iter().map(Iteration::ops_per_sec).collect();
-                let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
                 let status = if fork.status == ForkStatus::Ok { "ok" } else { "FAILED" };
-                eprintln!(
-                    "[{}/{total}] {label} fork {}/{forks}: {status}, {} ops/s",
-                    done.get(),
-                    fork.index + 1,
-                    si(mean)
-                );
+                let figure = match (fork.kind, fork.instructions) {
+                    (ForkKind::Instructions, Some(count)) => format!("{:.1} instructions/op", count.per_op()),
+                    (ForkKind::Instructions, None) => "no count".into(),
+                    (ForkKind::Time, _) => {
+                        let rates: Vec<f64> = fork.iterations.iter().map(Iteration::ops_per_sec).collect();
+                        if rates.is_empty() {
+                            "no iteration".into()
+                        } else {
+                            format!("{} ops/s", si(rates.iter().sum::<f64>() / rates.len() as f64))
+                        }
+                    }
+                };
+                eprintln!("[{}/{total}] {label} fork {}/{forks}: {status}, {figure}", done.get(), fork.index + 1);
             }
             Progress::Quiet => {}
         }

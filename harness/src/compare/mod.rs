@@ -124,29 +124,15 @@ pub(crate) mod fixtures {
 
     /// A case with no forks.
     pub fn case(name: &str) -> Benchmark {
-        Benchmark {
-            name: name.into(),
-            params: BTreeMap::new(),
-            shape: None,
-            settings: CaseSettings {
-                forks: 1,
-                warmup_iterations: 0,
-                warmup_nanos: 0,
-                iterations: 1,
-                iteration_nanos: 1,
-                fork_timeout_nanos: 1,
-            },
-            forks: vec![],
-            score: None,
-            skipped: None,
-            instructions: None,
-            allocations: None,
-            baseline_forks: vec![],
-            baseline_score: None,
-            op_floor_nanos: None,
-            concurrency: None,
-            latency: None,
-        }
+        let settings = CaseSettings {
+            forks: 1,
+            warmup_iterations: 0,
+            warmup_nanos: 0,
+            iterations: 1,
+            iteration_nanos: 1,
+            fork_timeout_nanos: 1,
+        };
+        Benchmark::empty(name.into(), BTreeMap::new(), settings)
     }
 
     /// An ok timed fork whose iterations ran at `ops_per_sec` (one op per 1/ops_per_sec s).

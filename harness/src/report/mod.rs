@@ -395,6 +395,26 @@ impl Fork {
 }
 
 impl Benchmark {
+    /// A case with no fork yet.
+    pub fn empty(name: String, params: BTreeMap<String, String>, settings: CaseSettings) -> Benchmark {
+        Benchmark {
+            name,
+            params,
+            shape: None,
+            settings,
+            forks: vec![],
+            score: None,
+            skipped: None,
+            instructions: None,
+            allocations: None,
+            baseline_forks: vec![],
+            baseline_score: None,
+            op_floor_nanos: None,
+            concurrency: None,
+            latency: None,
+        }
+    }
+
     /// Number of forks that finished ok.
     pub fn forks_ok(&self) -> usize {
         self.forks.iter().filter(|f| f.status == ForkStatus::Ok).count()

@@ -278,25 +278,13 @@ fn record(report: &mut Report, fork: Fork, side: Side) {
 /// A case's empty entry: params redacted, no forks yet.
 fn benchmark(case: &Case, settings: &CaseSettings) -> Benchmark {
     Benchmark {
-        name: case.def.name.to_string(),
-        params: case.params_redacted(),
-        shape: None,
-        settings: settings.clone(),
-        forks: vec![],
-        score: None,
-        skipped: None,
-        instructions: None,
-        allocations: None,
-        baseline_forks: vec![],
-        baseline_score: None,
-        op_floor_nanos: None,
         concurrency: Some(crate::report::latency::Concurrency {
             count: case.threads,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             kind: None,
             each: None,
         }),
-        latency: None,
+        ..Benchmark::empty(case.def.name.to_string(), case.params_redacted(), settings.clone())
     }
 }
 
