@@ -61,6 +61,9 @@ fn environment(source: &str, r: &Report) -> String {
     line("command", format!("`{}`", m.command_line.join(" ")));
     line("when", format!("{} to {}", m.started_at, m.ended_at.as_deref().unwrap_or("(not finished)")));
     line("status", format!("{:?}", r.status).to_lowercase());
+    if !m.system.warnings.is_empty() {
+        line("warnings", m.system.warnings.join("; "));
+    }
     out.push('\n');
     out
 }
