@@ -70,38 +70,28 @@ pub fn run(
     'cases: for (case_index, case) in cases.iter().enumerate() {
         let label = case.label();
         if let Some(reason) = skipped.get(case_index).cloned().flatten() {
-            report.benchmarks.push(Benchmark { skipped: Some(reason), ..benchmark(case, &ctx.settings) });
+            report.benchmarks.push(Benchmark { skipped: Some(reason), ..benchmark(case, ctx) });
             write::write_atomic(ctx.out, &report)?;
             continue;
         }
-        report.benchmarks.push(Benchmark { op_floor_nanos: op_floor(case, ctx), ..benchmark(case, &ctx.settings) });
-        let mut sequence = 0;
-        // A/B: baseline fork i runs just before this build's fork i, so drift hits both alike.
+        report.benchmarks.push(benchmark(case, ctx));
+        // A/B: baseline fork i runs just before this build's fork i, so drift hits both alike;
+        // instruction forks (this build only) come last.
         let sides: &[Side] =
             if ctx.baseline_exe.is_some() { &[Side::Baseline, Side::Current] } else { &[Side::Current] };
-        for fork_index in 0..forks {
-            for &side in sides {
-                if ctx.stop.load(Ordering::SeqCst) {
-                    break 'cases;
-                }
-                let mut fork = run_fork(ctx, case, fork_index, None, side, progress, &label);
-                fork.sequence = Some(sequence);
-                sequence += 1;
-                record(&mut report, fork, side);
-                write::write_atomic(ctx.out, &report)?;
+        let timed = (0..forks).flat_map(|i| sides.iter().map(move |&side| (i, None, side)));
+        let counted = ctx
+            .instructions
+            .iter()
+            .flat_map(|instr| (forks..forks + instr.forks).map(move |i| (i, Some(instr), Side::Current)));
+        for (sequence, (fork_index, instr, side)) in timed.chain(counted).enumerate() {
+            if ctx.stop.load(Ordering::SeqCst) {
+                break 'cases;
             }
-        }
-        if let Some(instr) = &ctx.instructions {
-            for fork_index in forks..forks + instr.forks {
-                if ctx.stop.load(Ordering::SeqCst) {
-                    break 'cases;
-                }
-                let mut fork = run_fork(ctx, case, fork_index, Some(instr), Side::Current, progress, &label);
-                fork.sequence = Some(sequence);
-                sequence += 1;
-                record(&mut report, fork, Side::Current);
-                write::write_atomic(ctx.out, &report)?;
-            }
+            let mut fork = run_fork(ctx, case, fork_index, instr, side, progress, &label);
+            fork.sequence = Some(sequence as u32);
+            record(&mut report, fork, side);
+            write::write_atomic(ctx.out, &report)?;
         }
     }
     report.status = if ctx.stop.load(Ordering::SeqCst) { RunStatus::Interrupted } else { RunStatus::Complete };
@@ -138,15 +128,6 @@ pub enum Side {
     Current,
     /// `--baseline-bin`.
     Baseline,
-}
-
-/// The case's declared floor per op.
-fn op_floor(case: &Case, ctx: &RunContext<'_>) -> Option<u64> {
-    let setup = workloads::SetupContext {
-        database_url: ctx.database_url.clone(),
-        ..workloads::SetupContext::new(case.params.clone())
-    };
-    case.def.op_floor_nanos(&setup)
 }
 
 /// Runs one fork (timed, or counting instructions under callgrind) and reports its progress.
@@ -275,16 +256,21 @@ fn record(report: &mut Report, fork: Fork, side: Side) {
     b.allocations = AllocSummary::from_forks(&b.forks);
 }
 
-/// A case's empty entry: params redacted, no forks yet.
-fn benchmark(case: &Case, settings: &CaseSettings) -> Benchmark {
+/// A case's empty entry: params redacted, its declared floor per op, no forks yet.
+fn benchmark(case: &Case, ctx: &RunContext<'_>) -> Benchmark {
+    let setup = workloads::SetupContext {
+        database_url: ctx.database_url.clone(),
+        ..workloads::SetupContext::new(case.params.clone())
+    };
     Benchmark {
+        op_floor_nanos: case.def.op_floor_nanos(&setup),
         concurrency: Some(crate::report::latency::Concurrency {
             count: case.threads,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             kind: None,
             each: None,
         }),
-        ..Benchmark::empty(case.def.name.to_string(), case.params_redacted(), settings.clone())
+        ..Benchmark::empty(case.def.name.to_string(), case.params_redacted(), ctx.settings.clone())
     }
 }
 

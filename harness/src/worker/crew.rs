@@ -34,7 +34,8 @@ pub struct Plan {
     pub sample: Option<u64>,
 }
 
-/// One measurer's loop over one iteration.
+/// One measurer's loop over one iteration: batches of ops between clock reads until `time`
+/// has passed.
 fn run_one(bench: &mut dyn Bench, plan: Plan) -> TaskRun {
     let (mut ops, mut samples) = (0u64, vec![]);
     let start = Instant::now();
@@ -197,6 +198,23 @@ mod tests {
             assert_eq!(o.ops, total.load(std::sync::atomic::Ordering::Relaxed) - before);
             assert!(o.nanos >= 5_000_000);
         }
+    }
+
+    struct Plain(u64);
+    impl Bench for Plain {
+        fn run_batch(&mut self, n: u64) {
+            self.0 += n;
+        }
+    }
+
+    #[test]
+    fn iteration_counts_every_op_it_ran() {
+        let mut c = Plain(0);
+        let run = run_one(&mut c, Plan { batch: 1000, time: Duration::from_millis(5), sample: None });
+        let (ops, nanos) = (run.ops, run.end.duration_since(run.start).as_nanos() as u64);
+        assert_eq!(ops, c.0);
+        assert!(ops % 1000 == 0 && ops > 0);
+        assert!(nanos >= 5_000_000);
     }
 
     #[test]

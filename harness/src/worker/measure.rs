@@ -57,20 +57,6 @@ pub fn calibrate(bench: &mut dyn Bench, target: Duration) -> u64 {
     }
 }
 
-/// Runs batches of `batch` ops until `time` has passed; returns `(ops, nanos)`.
-pub fn iteration(bench: &mut dyn Bench, batch: u64, time: Duration) -> (u64, u64) {
-    let mut ops = 0u64;
-    let start = Instant::now();
-    loop {
-        bench.run_batch(batch);
-        ops += batch;
-        let elapsed = start.elapsed();
-        if elapsed >= time {
-            return (ops, elapsed.as_nanos() as u64);
-        }
-    }
-}
-
 /// For workloads that reset before every op: runs reset-then-op until `time` of wall clock has
 /// passed; returns `(ops, nanos spent in the ops alone)`. Each op's time goes to `samples`.
 pub fn reset_iteration(bench: &mut dyn Bench, time: Duration, samples: &mut Vec<u64>) -> (u64, u64) {
@@ -95,13 +81,6 @@ mod tests {
     impl Bench for Sleepy {
         fn run_batch(&mut self, n: u64) {
             std::thread::sleep(self.0 * n as u32);
-        }
-    }
-
-    struct Counter(u64);
-    impl Bench for Counter {
-        fn run_batch(&mut self, n: u64) {
-            self.0 += n;
         }
     }
 
@@ -133,15 +112,6 @@ mod tests {
     #[test]
     fn a_cold_first_op_does_not_fix_the_batch_size() {
         assert!(calibrate(&mut ColdStart(false), Duration::from_millis(1)) > 1);
-    }
-
-    #[test]
-    fn iteration_counts_every_op_it_ran() {
-        let mut c = Counter(0);
-        let (ops, nanos) = iteration(&mut c, 1000, Duration::from_millis(5));
-        assert_eq!(ops, c.0);
-        assert!(ops % 1000 == 0 && ops > 0);
-        assert!(nanos >= 5_000_000);
     }
 
     #[test]

@@ -130,7 +130,8 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         callgrind::zero();
         bench.run_ops_between(ops, callgrind::start_instrumentation, callgrind::dump_measure_and_stop);
         ch.send(&Message::Instrumented { ops, deterministic: prepared.deterministic() });
-        return finish(ch, Some(bench), prepared.as_ref());
+        drop(bench);
+        return finish(ch, prepared.as_ref());
     }
 
     let clock = measure::clock_read_nanos();
@@ -161,7 +162,7 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         bench.run_batch(batch);
         crew::ops_per_sample(start.elapsed().as_nanos() as f64 / batch as f64, batch)
     });
-    let threads = task.threads.max(1) as usize;
+    let threads = ctx.threads;
     let mut crew = if threads == 1 {
         crew::Crew::Single(bench)
     } else {
@@ -239,13 +240,11 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         });
     }
     drop(crew);
-    finish(ch, None, prepared.as_ref())
+    finish(ch, prepared.as_ref())
 }
 
 /// After measuring (every measurer's local state dropped first): the check, teardown, `done`.
-fn finish(ch: &mut Channel, bench: Option<Box<dyn workloads::Bench>>, prepared: &dyn workloads::Prepared) -> ExitCode {
-    drop(bench);
-
+fn finish(ch: &mut Channel, prepared: &dyn workloads::Prepared) -> ExitCode {
     if let Err(e) = prepared.verify(Phase::After) {
         return ch.fail(Stage::Verify, &e.context("check after measuring"));
     }
