@@ -1,10 +1,12 @@
 //! The subcommands: `list`, `run` and `env`. Everything is checked before anything is measured.
 
-use crate::cli::{Cli, Command, EnvArgs, ListArgs, RunArgs, SelectArgs};
+use crate::cli::{Cli, Command, EnvArgs, ForkCount, ListArgs, RunArgs, SelectArgs};
 use crate::plan::{self, Case, Configuration, ParamOverride, Selection};
 use crate::progress::Progress;
-use crate::report::{CaseSettings, Meta, Report, RunStatus, SCHEMA_VERSION, meta::RunSettings, write};
+use crate::report::meta::{RunSettings, SequentialSettings};
+use crate::report::{CaseSettings, Meta, Report, RunStatus, SCHEMA_VERSION, write};
 use crate::runner::{self, InstructionSettings, RunContext};
+use crate::stats::sequential::SequentialPlan;
 use crate::{BadInput, EXIT_FAILED, EXIT_INTERRUPTED, summary};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,7 +53,8 @@ fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
                 .into());
             }
             let c = throughput::compare_sides(&base, options);
-            (throughput::render_text(&c), throughput::render_markdown(&c), c.regressed() && args.fail_on_regression)
+            let text = if args.json { throughput::render_json(&c) } else { throughput::render_text(&c) };
+            (text, throughput::render_markdown(&c), c.regressed() && args.fail_on_regression)
         }
         (Metric::Instructions, None) => {
             return Err(BadInput(
@@ -76,7 +79,8 @@ fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
                 Metric::Throughput => {
                     let c = throughput::compare(&base, &new, options);
                     let regressed = c.regressed() && args.fail_on_regression;
-                    (throughput::render_text(&c), throughput::render_markdown(&c), regressed)
+                    let text = if args.json { throughput::render_json(&c) } else { throughput::render_text(&c) };
+                    (text, throughput::render_markdown(&c), regressed)
                 }
                 Metric::Instructions => {
                     let thresholds = match &args.thresholds {
@@ -255,8 +259,45 @@ fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Fork pairs of an A/B run when `--forks` is not given: enough for the paired test to answer.
+const DEFAULT_AB_FORKS: u32 = 5;
+
+/// The forks per case (the budget with `--forks auto`) and the sequential plan, checked.
+fn forks(args: &RunArgs) -> Result<(u32, Option<SequentialSettings>), BadInput> {
+    let ab = args.baseline_bin.is_some();
+    if args.forks != Some(ForkCount::Auto) && (args.min_forks != 5 || args.max_forks != 30) {
+        return Err(BadInput("--min-forks and --max-forks set the budget of --forks auto: add --forks auto".into()));
+    }
+    match args.forks {
+        Some(ForkCount::Auto) if !ab => Err(BadInput(
+            "--forks auto adds fork pairs until an A/B comparison is decided: add --baseline-bin PATH, or give --forks a number"
+                .into(),
+        )),
+        Some(ForkCount::Auto) => {
+            if args.max_forks < args.min_forks {
+                return Err(BadInput(format!(
+                    "--max-forks {} is below --min-forks {}: raise --max-forks",
+                    args.max_forks, args.min_forks
+                )));
+            }
+            let plan = SequentialPlan::new(args.alpha, args.min_forks as usize, args.max_forks as usize);
+            let settings = SequentialSettings {
+                min_forks: args.min_forks,
+                max_forks: args.max_forks,
+                alpha: args.alpha,
+                nominal_alpha: plan.nominal_alpha,
+                noise_band_pct: args.noise_band,
+            };
+            Ok((args.max_forks, Some(settings)))
+        }
+        Some(ForkCount::Fixed(n)) => Ok((n, None)),
+        None if ab => Ok((DEFAULT_AB_FORKS, None)),
+        None => Ok((plan::DEFAULT_FORKS, None)),
+    }
+}
+
 /// Resolves settings: flag (or HARNESS_* env) first, then the configuration, then release defaults.
-fn settings(args: &RunArgs, config: &Configuration) -> CaseSettings {
+fn settings(args: &RunArgs, config: &Configuration, forks: u32) -> CaseSettings {
     let d = &config.defaults;
     let time = args.time.or(d.time).unwrap_or(plan::DEFAULT_TIME);
     let warmup_time = args.warmup_time.or(d.warmup_time).unwrap_or(time);
@@ -265,7 +306,7 @@ fn settings(args: &RunArgs, config: &Configuration) -> CaseSettings {
     let planned = warmup_time * warmup_iterations + time * iterations;
     let fork_timeout = args.fork_timeout.unwrap_or(Duration::from_secs(60) + planned * 3);
     CaseSettings {
-        forks: args.forks.unwrap_or(plan::DEFAULT_FORKS),
+        forks,
         warmup_iterations,
         warmup_nanos: nanos(warmup_time),
         iterations,
@@ -320,7 +361,8 @@ fn with_threads(cases: Vec<Case>, threads: &[u32]) -> Result<Vec<Case>, BadInput
 fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let Selected { config, name: config_name, params, cases } = select(&args.select)?;
     let cases = with_threads(cases, &args.threads)?;
-    let settings = settings(args, config);
+    let (fork_count, sequential) = forks(args)?;
+    let settings = settings(args, config, fork_count);
     let out = args.out.clone().unwrap_or_else(|| default_out(&config_name));
     write::check_writable(&out)
         .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", out.display())))?;
@@ -350,6 +392,11 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let sides = if baseline.is_some() { 2 } else { 1 };
     let forks_per_case = u64::from(settings.forks) * sides + instructions.as_ref().map_or(0, |i| u64::from(i.forks));
     let progress = Progress::new(args.quiet, cases.len() as u64 * forks_per_case);
+    if baseline.is_some() && fork_count < 2 {
+        progress.warn(&format!(
+            "--forks {fork_count} with --baseline-bin: one fork pair cannot be tested, the comparison will not answer; use --forks 5 (2 at the very least) or --forks auto"
+        ));
+    }
     if cfg!(debug_assertions) {
         progress.warn(
             "this is a DEBUG build: its numbers are meaningless. Use `cargo run --release -p harness -- run ...`",
@@ -373,6 +420,7 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         threads: args.threads.clone(),
         mode: if args.mode == crate::cli::Mode::Sample { "sample" } else { "throughput" }.into(),
         baseline_bin: baseline.as_ref().map(|b| b.path.clone()),
+        sequential: sequential.clone(),
     };
     let report = Report {
         schema_version: SCHEMA_VERSION,
@@ -396,6 +444,9 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         count_allocations: args.alloc,
         sample: args.mode == crate::cli::Mode::Sample,
         instructions,
+        sequential: sequential.map(|s| {
+            (SequentialPlan::new(s.alpha, s.min_forks as usize, s.max_forks as usize), s.noise_band_pct / 100.0)
+        }),
         stop: &stop,
     };
     let skipped = crate::preflight::check(&cases, &args.database_url);
@@ -412,7 +463,8 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
             "\nA/B: baseline {} (new = this build)",
             args.baseline_bin.as_deref().unwrap_or_else(|| std::path::Path::new("?")).display()
         );
-        print!("{}", throughput::render_text(&throughput::compare_sides(&report, throughput::Options::default())));
+        let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
+        print!("{}", throughput::render_text(&throughput::compare_sides(&report, options)));
     }
     eprintln!("report: {}", out.display());
     Ok(match report.status {

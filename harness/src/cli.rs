@@ -101,7 +101,7 @@ pub struct CompareArgs {
     /// Throughput: ratios within ±PCT% are "no change" even when significant.
     #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = percentage)]
     pub noise_band: f64,
-    /// Throughput: significance level of the rank test (the interval is at 1 - ALPHA).
+    /// Throughput: significance level of the fork-level test (the interval is at 1 - ALPHA).
     #[arg(long, value_name = "ALPHA", default_value_t = 0.05, value_parser = probability)]
     pub alpha: f64,
     /// Throughput: exit 3 when a case is significantly slower beyond the noise band
@@ -119,6 +119,9 @@ pub struct CompareArgs {
     /// by workload name or case label.
     #[arg(long, value_name = "FILE")]
     pub thresholds: Option<PathBuf>,
+    /// Print the comparison as JSON instead of a table (throughput).
+    #[arg(long)]
+    pub json: bool,
     /// Also write the comparison as Markdown (for a CI job summary).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
@@ -158,9 +161,23 @@ pub struct RunArgs {
     /// Selection.
     #[command(flatten)]
     pub select: SelectArgs,
-    /// Fresh worker processes per case [default: 1; use 5 for a decision-grade number].
-    #[arg(long, env = "HARNESS_FORKS", value_name = "N", value_parser = at_least_one, allow_negative_numbers = true)]
-    pub forks: Option<u32>,
+    /// Fresh worker processes per case [default: 1; 5 pairs with --baseline-bin]; `auto` (A/B
+    /// runs only) adds fork pairs until each case is decided or --max-forks is reached.
+    #[arg(long, env = "HARNESS_FORKS", value_name = "N|auto", value_parser = fork_count, allow_negative_numbers = true)]
+    pub forks: Option<ForkCount>,
+    /// With --forks auto: fork pairs before the first look.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = at_least_two)]
+    pub min_forks: u32,
+    /// With --forks auto: the budget of fork pairs per case.
+    #[arg(long, value_name = "N", default_value_t = 30, value_parser = at_least_two)]
+    pub max_forks: u32,
+    /// A/B runs: ratios within ±PCT% are "no change"; with --forks auto, the band a case's
+    /// interval must clear (or fall inside) to be decided.
+    #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = percentage)]
+    pub noise_band: f64,
+    /// A/B runs: the false-alarm rate of the comparison (over all looks with --forks auto).
+    #[arg(long, value_name = "ALPHA", default_value_t = 0.05, value_parser = probability)]
+    pub alpha: f64,
     /// Warmup iterations per fork, not scored [default: 1, or the configuration's].
     #[arg(long, env = "HARNESS_WARMUP", value_name = "N", value_parser = count, allow_negative_numbers = true)]
     pub warmup: Option<u32>,
@@ -234,6 +251,29 @@ fn count(s: &str) -> Result<u32, String> {
 fn at_least_one(s: &str) -> Result<u32, String> {
     match count(s)? {
         0 => Err("must be at least 1".into()),
+        n => Ok(n),
+    }
+}
+
+/// `--forks`: a number, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForkCount {
+    /// This many forks (fork pairs in A/B runs).
+    Fixed(u32),
+    /// Fork pairs until decided (A/B runs).
+    Auto,
+}
+
+fn fork_count(s: &str) -> Result<ForkCount, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok(ForkCount::Auto);
+    }
+    at_least_one(s).map(ForkCount::Fixed).map_err(|e| format!("{e}, or `auto`"))
+}
+
+fn at_least_two(s: &str) -> Result<u32, String> {
+    match count(s)? {
+        0 | 1 => Err("must be at least 2 (a paired test needs two pairs)".into()),
         n => Ok(n),
     }
 }

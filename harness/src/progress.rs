@@ -82,6 +82,33 @@ impl Progress {
         }
     }
 
+    /// `--forks auto`: where a case stands after `pairs` fork pairs.
+    pub fn interval(
+        &self,
+        label: &str,
+        pairs: usize,
+        test: Option<&crate::stats::fork_test::ForkTest>,
+        decision: crate::stats::sequential::Decision,
+    ) {
+        use crate::stats::sequential::Decision;
+        let standing = match test {
+            Some(t) => format!("new/base {:.3} ({:.3}..{:.3})", t.ratio, t.lower, t.upper),
+            None => "no interval yet".into(),
+        };
+        let what = match decision {
+            Decision::Continue => "adding a pair",
+            Decision::Outside => "decided: outside the noise band",
+            Decision::Inside => "decided: inside the noise band",
+            Decision::Undecided => "budget spent, undecided",
+        };
+        let line = format!("{label}: {pairs} pair(s), {standing}; {what}");
+        match self {
+            Progress::Bar(b) => b.println(line),
+            Progress::Lines { .. } => eprintln!("{line}"),
+            Progress::Quiet => {}
+        }
+    }
+
     /// A warning or failure, shown in every mode.
     pub fn warn(&self, text: &str) {
         match self {

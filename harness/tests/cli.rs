@@ -66,8 +66,11 @@ fn bad_input_is_one_line_exit_2_and_measures_nothing() {
     refused(&["run", "-p", "bogus=1"], "unknown param 'bogus'");
     refused(&["run", "-f", "busy", "-p", "work=abc"], "invalid value 'abc' for param 'work'");
     refused(&["run", "-f", "busy", "-p", "work"], "NAME=VALUE");
-    refused(&["run", "--forks", "0"], "'--forks <N>': must be at least 1");
-    refused(&["run", "--forks", "-1"], "'--forks <N>': must not be negative");
+    refused(&["run", "--forks", "0"], "'--forks <N|auto>': must be at least 1, or `auto`");
+    refused(&["run", "--forks", "-1"], "'--forks <N|auto>': must not be negative");
+    refused(&["run", "--forks", "auto"], "--forks auto adds fork pairs until an A/B comparison is decided");
+    refused(&["run", "--max-forks", "8"], "add --forks auto");
+    refused(&["run", "--min-forks", "1"], "must be at least 2");
     refused(&["run", "--iterations", "0"], "--iterations");
     refused(&["run", "--warmup", "-3"], "--warmup");
     refused(&["run", "--time", "1x"], "expected a duration such as 500ms, 2s or 1m");

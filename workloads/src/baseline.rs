@@ -32,6 +32,16 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         setup: setup_busy_loop,
     },
     WorkloadDef {
+        name: "baseline/canary",
+        about: "the harness's drift canary: 1,000 xorshift steps per op, untouched by the calibration features",
+        params: &[],
+        hidden: true,
+        servers: crate::registry::no_servers,
+        op_floor: crate::registry::OpFloor::None,
+        shareable: true,
+        setup: |_| Ok(blocking(BusyLoop { work: 1000 })),
+    },
+    WorkloadDef {
         name: "baseline/async_noop",
         about: "empty future awaited on a current-thread runtime, one runtime entry per batch",
         params: &[],
@@ -98,8 +108,19 @@ pub struct BusyLoop {
     work: u64,
 }
 
+/// Extra work per op, in percent, of a calibration build: the known slowdown that
+/// `scripts/calibrate` must detect. 0 in every other build.
+pub const CALIBRATION_SLOWDOWN_PCT: u64 = if cfg!(feature = "calibration-slow-3pct") {
+    3
+} else if cfg!(feature = "calibration-slow-1pct") {
+    1
+} else {
+    0
+};
+
 fn setup_busy_loop(ctx: &SetupContext) -> anyhow::Result<Box<dyn Prepared>> {
-    Ok(blocking(BusyLoop { work: ctx.params.int("work")? as u64 }))
+    let work = ctx.params.int("work")? as u64;
+    Ok(blocking(BusyLoop { work: work * (100 + CALIBRATION_SLOWDOWN_PCT) / 100 }))
 }
 
 fn xorshift(mut x: u64, steps: u64) -> u64 {

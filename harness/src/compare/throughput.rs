@@ -1,23 +1,27 @@
-//! Wall-clock throughput, case by case: the ratio NEW/BASE of the mean ops/s with a confidence
-//! interval, a Mann-Whitney U test over the iterations of every ok fork, and a verdict.
+//! Wall-clock throughput, case by case: the ratio NEW/BASE of the fork means with an interval,
+//! a fork-level t-test and a verdict.
 //!
-//! A case is called faster or slower only when all three agree: the rank test (its variance
-//! inflated for the clustering of iterations into forks) rejects "no difference" at `alpha`,
-//! the fork-level bootstrap interval of the ratio (at `1 - alpha`) excludes 1, and the ratio
-//! lies outside the noise band.
+//! The unit of replication is the fork (a process): each ok timed fork contributes the log of
+//! its mean ops/s. Two separate reports are compared with Welch's t-test on those logs; an A/B
+//! report (`run --baseline-bin`) with a paired t-test on the log ratio of each fork pair, at the
+//! nominal level of its sequential plan when it ran with `--forks auto`. A case is called faster
+//! or slower only when the test rejects "no difference" (the interval excludes 1) and the ratio
+//! lies beyond the noise band; "no change (within ±band)" when the interval lies inside the band.
+//! Separate runs also compare their drift canaries: where the machine itself changed speed
+//! beyond the band, every verdict says so.
 
 use super::case_pairs;
 use crate::format::si;
 use crate::report::{Benchmark, Fork, ForkKind, ForkStatus, Iteration, Report};
-use crate::stats::bootstrap::{RatioInterval, ratio_interval};
-use crate::stats::rank::{RankTest, mann_whitney_u_clustered};
+use crate::stats::fork_test::{ForkTest, paired, welch};
+use crate::stats::sequential::SequentialPlan;
 
 /// How a verdict is reached.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Options {
     /// Ratios within `1 ± noise_band_pct / 100` are "no change" even when significant.
     pub noise_band_pct: f64,
-    /// Significance level of the rank test; the interval is at `1 - alpha`.
+    /// Significance level of the test; the interval is at `1 - alpha`.
     pub alpha: f64,
 }
 
@@ -34,12 +38,12 @@ pub enum Verdict {
     Faster,
     /// Significantly slower, beyond the noise band.
     Slower,
-    /// No significant difference.
+    /// No significant difference, and the interval reaches past the band: not decided.
     NoChange,
-    /// Significant, but within the noise band.
+    /// Significant but within the band, or the whole interval lies within the band.
     WithinBand,
-    /// Too few iterations for the rank test to reach `alpha` at all.
-    TooFewSamples,
+    /// Fewer than two forks (or fork pairs) on a side: no fork-level test is possible.
+    TooFewForks,
     /// Only in the base report.
     Missing,
     /// Only in the new report.
@@ -55,11 +59,16 @@ impl Verdict {
             Verdict::Slower => "SLOWER".into(),
             Verdict::NoChange => "no change".into(),
             Verdict::WithinBand => format!("no change (within ±{band}%)"),
-            Verdict::TooFewSamples => "no change (too few iterations to tell)".into(),
+            Verdict::TooFewForks => "too few forks to tell".into(),
             Verdict::Missing => "missing in new".into(),
             Verdict::Extra => "new case".into(),
             Verdict::NoData => "no data".into(),
         }
+    }
+
+    /// Faster or slower.
+    pub fn is_difference(self) -> bool {
+        matches!(self, Verdict::Faster | Verdict::Slower)
     }
 }
 
@@ -72,14 +81,11 @@ pub struct Row {
     pub base: Option<f64>,
     /// Mean ops/s in the new report.
     pub new: Option<f64>,
-    /// Ratio new/base of the means and its interval.
-    pub interval: Option<RatioInterval>,
-    /// The rank test over the iterations.
-    pub test: Option<RankTest>,
-    /// Iterations on each side.
-    pub samples: (usize, usize),
-    /// Per fork pair, new/base of the fork means (A/B runs, where fork i of each build ran
-    /// back to back).
+    /// The fork-level test: ratio new/base, its interval and p-value.
+    pub test: Option<ForkTest>,
+    /// Ok timed forks on each side.
+    pub forks: (usize, usize),
+    /// A/B runs: new/base of the fork means, per fork pair, in fork order.
     pub pairs: Vec<f64>,
     /// Verdict.
     pub verdict: Verdict,
@@ -90,6 +96,16 @@ pub struct Row {
 pub struct Comparison {
     /// The options used.
     pub options: Options,
+    /// The level each test ran at: `alpha`, or the sequential plan's nominal level.
+    pub level: f64,
+    /// An A/B report's fork pairs (true) or two separate reports (false).
+    pub paired: bool,
+    /// The sequential plan of a `--forks auto` A/B run.
+    pub sequential: Option<SequentialPlan>,
+    /// Separate reports: new/base of the drift canary (the same CPU loop measured by both runs).
+    pub canary: Option<f64>,
+    /// Either report timed single ops (`--mode sample`), whose percentiles are not compared.
+    pub sampled: bool,
     /// One row per case of either report.
     pub rows: Vec<Row>,
 }
@@ -99,57 +115,92 @@ impl Comparison {
     pub fn regressed(&self) -> bool {
         self.rows.iter().any(|r| r.verdict == Verdict::Slower)
     }
+
+    /// Whether the drift canary moved beyond the noise band between the two runs.
+    pub fn machine_changed(&self) -> bool {
+        let band = self.options.noise_band_pct / 100.0;
+        self.canary.is_some_and(|c| (c - 1.0).abs() > band)
+    }
+
+    fn verdict_text(&self, v: Verdict) -> String {
+        let text = v.text(self.options.noise_band_pct);
+        if v.is_difference() && self.machine_changed() { format!("{text} (machine changed)") } else { text }
+    }
 }
 
 /// Iteration throughputs of the ok timed forks, one `Vec` per fork.
 pub fn fork_samples(forks: &[Fork]) -> Vec<Vec<f64>> {
+    ok_timed(forks).map(|(_, v)| v).collect()
+}
+
+/// (fork index, iteration throughputs) of every ok timed fork with a finite iteration.
+fn ok_timed(forks: &[Fork]) -> impl Iterator<Item = (u32, Vec<f64>)> + '_ {
     forks
         .iter()
         .filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time)
-        .map(|f| f.iterations.iter().map(Iteration::ops_per_sec).filter(|x| x.is_finite()).collect::<Vec<f64>>())
-        .filter(|v| !v.is_empty())
+        .map(|f| (f.index, f.iterations.iter().map(Iteration::ops_per_sec).filter(|x| x.is_finite()).collect()))
+        .filter(|(_, v): &(u32, Vec<f64>)| !v.is_empty())
+}
+
+/// (fork index, mean ops/s) of every ok timed fork.
+pub fn fork_means(forks: &[Fork]) -> Vec<(u32, f64)> {
+    ok_timed(forks).map(|(i, v)| (i, v.iter().sum::<f64>() / v.len() as f64)).collect()
+}
+
+/// new/base of the fork means of each fork pair (the same fork index on both sides, both ok).
+pub fn pair_ratios(base: &[Fork], new: &[Fork]) -> Vec<f64> {
+    let base = fork_means(base);
+    fork_means(new)
+        .into_iter()
+        .filter_map(|(i, n)| base.iter().find(|(j, _)| *j == i).map(|(_, b)| n / b))
+        .filter(|r| r.is_finite() && *r > 0.0)
         .collect()
 }
 
-/// The smallest two-sided p-value the exact rank test can give for these sample sizes.
-fn smallest_p(n1: usize, n2: usize) -> f64 {
-    // 2 / C(n1 + n2, n1), computed in floating point.
-    let k = n1.min(n2);
-    let c = (0..k).fold(1.0f64, |acc, i| acc * (n1 + n2 - i) as f64 / (i + 1) as f64);
-    (2.0 / c).min(1.0)
+fn grand_mean(forks: &[Fork]) -> Option<f64> {
+    let all: Vec<f64> = fork_samples(forks).into_iter().flatten().collect();
+    (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64)
 }
 
-/// Compares one case; `paired` when fork i of each side ran back to back (A/B runs).
-pub fn compare_case(label: String, base: &[Vec<f64>], new: &[Vec<f64>], options: Options, paired: bool) -> Row {
-    let flat = |g: &[Vec<f64>]| g.iter().flatten().copied().collect::<Vec<f64>>();
-    let (b, n) = (flat(base), flat(new));
-    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    let test = mann_whitney_u_clustered(base, new);
-    let interval = ratio_interval(base, new, 1.0 - options.alpha);
-    let pairs = if paired {
-        base.iter().zip(new).filter_map(|(x, y)| Some(mean(y)? / mean(x)?)).filter(|r| r.is_finite()).collect()
+/// The verdict of `test` at `level` against the band.
+fn verdict(test: Option<&ForkTest>, level: f64, band: f64, forks: (usize, usize)) -> Verdict {
+    let Some(t) = test else {
+        return if forks.0 == 0 || forks.1 == 0 { Verdict::NoData } else { Verdict::TooFewForks };
+    };
+    let significant = t.p_value < level;
+    if significant && t.ratio < 1.0 - band {
+        Verdict::Slower
+    } else if significant && t.ratio > 1.0 + band {
+        Verdict::Faster
+    } else if significant || t.inside_band(band) {
+        Verdict::WithinBand
     } else {
-        vec![]
-    };
-    let band = options.noise_band_pct / 100.0;
-    let verdict = match (test, interval) {
-        (Some(t), Some(i)) => {
-            let significant = t.p_value < options.alpha && (i.upper < 1.0 || i.lower > 1.0);
-            if significant && i.ratio < 1.0 - band {
-                Verdict::Slower
-            } else if significant && i.ratio > 1.0 + band {
-                Verdict::Faster
-            } else if significant {
-                Verdict::WithinBand
-            } else if smallest_p(b.len(), n.len()) >= options.alpha {
-                Verdict::TooFewSamples
-            } else {
-                Verdict::NoChange
-            }
-        }
-        _ => Verdict::NoData,
-    };
-    Row { label, base: mean(&b), new: mean(&n), interval, test, samples: (b.len(), n.len()), pairs, verdict }
+        Verdict::NoChange
+    }
+}
+
+/// Compares one case of two separate runs (Welch's t on log fork means) at `level`.
+pub fn compare_case(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
+    let (b, n): (Vec<f64>, Vec<f64>) =
+        (fork_means(base).into_iter().map(|m| m.1).collect(), fork_means(new).into_iter().map(|m| m.1).collect());
+    let test = welch(&b, &n, 1.0 - level);
+    let forks = (b.len(), n.len());
+    let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, forks);
+    Row { label, base: grand_mean(base), new: grand_mean(new), test, forks, pairs: vec![], verdict }
+}
+
+/// Compares one case of an A/B run (paired t on the log ratio of each fork pair) at `level`.
+pub fn compare_pairs(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
+    let pairs = pair_ratios(base, new);
+    let test = paired(&pairs, 1.0 - level);
+    let forks = (fork_means(base).len(), fork_means(new).len());
+    let units = if pairs.is_empty() { (forks.0.min(1), forks.1.min(1)) } else { forks };
+    let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, units);
+    Row { label, base: grand_mean(base), new: grand_mean(new), test, forks, pairs, verdict }
+}
+
+fn sampled(r: &Report) -> bool {
+    r.meta.settings.as_ref().is_some_and(|s| s.mode == "sample")
 }
 
 /// Compares every case of `new` against `base`.
@@ -157,42 +208,63 @@ pub fn compare(base: &Report, new: &Report, options: Options) -> Comparison {
     let rows = case_pairs(base, new)
         .into_iter()
         .map(|(label, b, n)| match (b, n) {
-            (Some(b), Some(n)) => compare_case(label, &fork_samples(&b.forks), &fork_samples(&n.forks), options, false),
+            (Some(b), Some(n)) => compare_case(label, &b.forks, &n.forks, options, options.alpha),
             (b, n) => {
                 let verdict = if b.is_some() { Verdict::Missing } else { Verdict::Extra };
                 let mean = |c: Option<&Benchmark>| c.and_then(|c| c.score.as_ref()).map(|s| s.mean);
-                Row {
-                    label,
-                    base: mean(b),
-                    new: mean(n),
-                    interval: None,
-                    test: None,
-                    samples: (0, 0),
-                    pairs: vec![],
-                    verdict,
-                }
+                Row { label, base: mean(b), new: mean(n), test: None, forks: (0, 0), pairs: vec![], verdict }
             }
         })
         .collect();
-    Comparison { options, rows }
+    let rate = |r: &Report| r.meta.canary.as_ref().and_then(|c| c.ops_per_sec());
+    let canary = rate(base).zip(rate(new)).map(|(b, n)| n / b).filter(|r| r.is_finite());
+    Comparison {
+        options,
+        level: options.alpha,
+        paired: false,
+        sequential: None,
+        canary,
+        sampled: sampled(base) || sampled(new),
+        rows,
+    }
 }
 
 /// Compares the two builds of an A/B report (`run --baseline-bin`): baseline forks as base,
-/// this build's forks as new, paired fork by fork.
+/// this build's forks as new, fork pair by fork pair.
 pub fn compare_sides(report: &Report, options: Options) -> Comparison {
+    let sequential = report
+        .meta
+        .settings
+        .as_ref()
+        .and_then(|s| s.sequential.as_ref())
+        .map(|s| SequentialPlan::new(options.alpha, s.min_forks as usize, s.max_forks as usize));
+    let level = sequential.as_ref().map_or(options.alpha, |p| p.nominal_alpha);
     let rows = report
         .benchmarks
         .iter()
         .filter(|b| !b.baseline_forks.is_empty() || !b.forks.is_empty())
-        .map(|b| {
-            compare_case(super::label(b), &fork_samples(&b.baseline_forks), &fork_samples(&b.forks), options, true)
-        })
+        .map(|b| compare_pairs(super::label(b), &b.baseline_forks, &b.forks, options, level))
         .collect();
-    Comparison { options, rows }
+    Comparison { options, level, paired: true, sequential, canary: None, sampled: sampled(report), rows }
 }
 
-const HEADER: [&str; 7] =
-    ["benchmark", "base ops/s", "new ops/s", "new/base", "95% interval", "p (rank test)", "verdict"];
+fn header(c: &Comparison) -> Vec<String> {
+    let confidence = format!("{}% interval", fmt_pct(1.0 - c.level));
+    let mut h: Vec<String> =
+        ["benchmark", "base ops/s", "new ops/s", "new/base", confidence.as_str(), "p", "forks", "verdict"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    if c.paired {
+        h.push("fork pairs new/base".into());
+    }
+    h
+}
+
+fn fmt_pct(x: f64) -> String {
+    let p = x * 100.0;
+    if (p - p.round()).abs() < 0.05 { format!("{}", p.round()) } else { format!("{p:.1}") }
+}
 
 fn cells(r: &Row, c: &Comparison) -> Vec<String> {
     let num = |v: Option<f64>| v.map_or("-".into(), si);
@@ -200,47 +272,122 @@ fn cells(r: &Row, c: &Comparison) -> Vec<String> {
         r.label.clone(),
         num(r.base),
         num(r.new),
-        r.interval.map_or("-".into(), |i| format!("{:.3}", i.ratio)),
-        r.interval.map_or("-".into(), |i| format!("{:.3}..{:.3}", i.lower, i.upper)),
+        r.test.map_or("-".into(), |t| format!("{:.3}", t.ratio)),
+        r.test.map_or("-".into(), |t| format!("{:.3}..{:.3}", t.lower, t.upper)),
         r.test.map_or("-".into(), |t| format!("{:.3}", t.p_value)),
-        r.verdict.text(c.options.noise_band_pct),
+        format!("{}/{}", r.forks.0, r.forks.1),
+        c.verdict_text(r.verdict),
     ];
-    if c.rows.iter().any(|r| !r.pairs.is_empty()) {
+    if c.paired {
         v.push(r.pairs.iter().map(|p| format!("{p:.3}")).collect::<Vec<_>>().join(" "));
     }
     v
 }
 
-fn header(c: &Comparison) -> Vec<String> {
-    let confidence = format!("{}% interval", ((1.0 - c.options.alpha) * 100.0).round());
-    let mut h: Vec<String> =
-        HEADER.iter().map(|s| if s.ends_with("interval") { confidence.clone() } else { s.to_string() }).collect();
-    if c.rows.iter().any(|r| !r.pairs.is_empty()) {
-        h.push("fork pairs new/base".into());
+/// What the verdicts mean and what to watch out for, printed under the table.
+pub fn legend(c: &Comparison) -> String {
+    let band = c.options.noise_band_pct;
+    let mut out = match (&c.sequential, c.paired) {
+        (Some(p), _) => format!(
+            "Paired t-test on the log ratio of each fork pair, sequential (--forks auto, {}..{} pairs): every look tests at {:.4} so that a false alarm at any look has chance {}; faster/slower only when significant and beyond ±{band}%.\n",
+            p.min_pairs, p.max_pairs, p.nominal_alpha, p.alpha
+        ),
+        (None, true) => format!(
+            "Paired t-test on the log ratio of each fork pair (alpha {}); faster/slower only when significant and beyond ±{band}%.\n",
+            c.options.alpha
+        ),
+        (None, false) => format!(
+            "Welch's t-test on the log fork means (alpha {}); faster/slower only when significant and beyond ±{band}%.\n",
+            c.options.alpha
+        ),
+    };
+    let too_few = c.rows.iter().filter(|r| r.verdict == Verdict::TooFewForks).count();
+    if too_few > 0 {
+        let what = if c.paired {
+            "at least 2 fork pairs: rerun with --forks 5 or --forks auto"
+        } else {
+            "at least 2 ok forks on each side: rerun both with --forks 5 (2 at the very least), or make one A/B run with --baseline-bin"
+        };
+        out.push_str(&format!("{too_few} case(s) cannot be tested: a fork-level test needs {what}.\n"));
     }
-    h
+    if let Some(r) = c.canary {
+        let moved = if c.machine_changed() {
+            format!(
+                "the machine itself ran {:.1}% {} between the runs, beyond the ±{band}% band: a difference may be the machine's, not the code's; compare in one A/B run (`harness run --baseline-bin`)",
+                (r - 1.0).abs() * 100.0,
+                if r < 1.0 { "slower" } else { "faster" }
+            )
+        } else {
+            format!("within ±{band}%: the machine kept its speed")
+        };
+        out.push_str(&format!(
+            "Drift canary (the same CPU loop at the start and end of each run): new/base {r:.3}, {moved}.\n"
+        ));
+    } else if !c.paired {
+        out.push_str("No drift canary in one of the reports: a change of the machine's speed between the runs cannot be told from a change of the code.\n");
+    }
+    if c.sampled {
+        out.push_str("Latency percentiles (--mode sample) are not compared: these verdicts are on throughput.\n");
+    }
+    out
 }
 
-/// What the verdicts mean, printed under the table.
-pub fn legend(c: &Comparison) -> String {
+/// Counts of the verdicts, one line.
+pub fn summary_line(c: &Comparison) -> String {
+    let count = |v: Verdict| c.rows.iter().filter(|r| r.verdict == v).count();
     format!(
-        "Mann-Whitney U over all iterations, corrected for their clustering in forks (alpha {}); bootstrap interval over forks; faster/slower only when both are significant and the ratio is beyond ±{}%.\n",
-        c.options.alpha, c.options.noise_band_pct
+        "{} slower, {} faster, {} unchanged, {} undecided or untestable",
+        count(Verdict::Slower),
+        count(Verdict::Faster),
+        count(Verdict::WithinBand),
+        c.rows.len() - count(Verdict::Slower) - count(Verdict::Faster) - count(Verdict::WithinBand)
     )
+}
+
+/// The comparison as JSON, for scripts: one object per case plus the run-level facts.
+pub fn render_json(c: &Comparison) -> String {
+    let rows: Vec<serde_json::Value> = c
+        .rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "benchmark": r.label,
+                "base_ops_per_sec": r.base,
+                "new_ops_per_sec": r.new,
+                "ratio": r.test.map(|t| t.ratio),
+                "lower": r.test.map(|t| t.lower),
+                "upper": r.test.map(|t| t.upper),
+                "p_value": r.test.map(|t| t.p_value),
+                "forks": [r.forks.0, r.forks.1],
+                "pairs": r.pairs,
+                "verdict": format!("{:?}", r.verdict).to_lowercase(),
+                "text": c.verdict_text(r.verdict),
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "metric": "throughput",
+        "paired": c.paired,
+        "alpha": c.options.alpha,
+        "level": c.level,
+        "noise_band_pct": c.options.noise_band_pct,
+        "canary_ratio": c.canary,
+        "machine_changed": c.machine_changed(),
+        "summary": summary_line(c),
+        "cases": rows,
+    });
+    serde_json::to_string_pretty(&doc).expect("JSON values serialize") + "\n"
 }
 
 /// A plain-text table.
 pub fn render_text(c: &Comparison) -> String {
     let rows: Vec<Vec<String>> = std::iter::once(header(c)).chain(c.rows.iter().map(|r| cells(r, c))).collect();
-    crate::format::table(&rows, |i| (1..6).contains(&i)) + &legend(c)
+    crate::format::table(&rows, |i| (1..7).contains(&i)) + &legend(c)
 }
 
 /// A Markdown table with a one-line verdict, for a CI job summary.
 pub fn render_markdown(c: &Comparison) -> String {
-    let slower = c.rows.iter().filter(|r| r.verdict == Verdict::Slower).count();
-    let faster = c.rows.iter().filter(|r| r.verdict == Verdict::Faster).count();
-    let mut out =
-        format!("**{slower} slower, {faster} faster** in throughput; the rest show no significant change.\n\n");
+    let mut out = format!("**{}** in throughput.\n\n", summary_line(c));
     let h = header(c);
     out.push_str(&format!("| {} |\n|---|{}\n", h.join(" | "), "---:|".repeat(h.len() - 1)));
     for r in &c.rows {
@@ -261,54 +408,50 @@ mod tests {
 
     const A: &[f64] = &[100.0, 101.0, 99.0, 100.5];
     const B: &[f64] = &[99.5, 100.2, 100.8, 99.8];
+    const C: &[f64] = &[101.0, 99.0, 100.4, 100.1];
+
+    fn scaled(xs: &[f64], k: f64) -> Vec<f64> {
+        xs.iter().map(|v| v * k).collect()
+    }
 
     #[test]
     fn a_report_against_itself_is_no_change() {
-        let r = report(vec![timed("a", &[A, B]), timed("b", &[B, A])]);
+        let r = report(vec![timed("a", &[A, B, C]), timed("b", &[B, A, C])]);
         let c = compare(&r, &r, Options::default());
-        assert!(c.rows.iter().all(|row| row.verdict == Verdict::NoChange), "{c:?}");
+        assert!(c.rows.iter().all(|row| row.verdict == Verdict::WithinBand), "{c:?}");
         assert!(!c.regressed());
-        assert!(render_text(&c).contains("no change"));
+        assert!(render_text(&c).contains("no change (within ±1%)"));
     }
 
     #[test]
     fn a_shift_of_twenty_percent_is_slower_or_faster() {
-        let slow: Vec<f64> = A.iter().map(|v| v * 0.8).collect();
-        let slow2: Vec<f64> = B.iter().map(|v| v * 0.8).collect();
-        let base = report(vec![timed("a", &[A, B])]);
-        let new = report(vec![timed("a", &[&slow, &slow2])]);
+        let base = report(vec![timed("a", &[A, B, C])]);
+        let new = report(vec![timed("a", &[&scaled(A, 0.8), &scaled(B, 0.8), &scaled(C, 0.8)])]);
         let c = compare(&base, &new, Options::default());
         assert_eq!(c.rows[0].verdict, Verdict::Slower, "{c:?}");
-        assert!((c.rows[0].interval.unwrap().ratio - 0.8).abs() < 1e-3);
+        assert!((c.rows[0].test.unwrap().ratio - 0.8).abs() < 1e-3);
         assert!(c.regressed());
         let back = compare(&new, &base, Options::default());
         assert_eq!(back.rows[0].verdict, Verdict::Faster);
-        assert!(render_markdown(&c).starts_with("**1 slower, 0 faster**"));
+        assert!(render_markdown(&c).starts_with("**1 slower, 0 faster"), "{}", render_markdown(&c));
     }
 
     #[test]
     fn a_significant_shift_inside_the_band_is_no_change() {
-        let base: Vec<f64> = (0..8).map(|i| 100.0 + f64::from(i) * 0.01).collect();
-        let new: Vec<f64> = base.iter().map(|v| v * 1.005).collect();
-        let row = compare_case(
-            "x".into(),
-            std::slice::from_ref(&base),
-            std::slice::from_ref(&new),
-            Options::default(),
-            false,
-        );
-        assert_eq!(row.verdict, Verdict::WithinBand, "{row:?}");
+        let base = report(vec![timed("x", &[A, B, C])]);
+        let new = report(vec![timed("x", &[&scaled(A, 1.005), &scaled(B, 1.005), &scaled(C, 1.005)])]);
+        assert_eq!(compare(&base, &new, Options::default()).rows[0].verdict, Verdict::WithinBand);
         let tight = Options { noise_band_pct: 0.1, ..Options::default() };
-        assert_eq!(compare_case("x".into(), &[base], &[new], tight, false).verdict, Verdict::Faster);
+        assert_eq!(compare(&base, &new, tight).rows[0].verdict, Verdict::Faster);
     }
 
     #[test]
-    fn three_against_three_cannot_reach_five_percent() {
-        let row =
-            compare_case("x".into(), &[vec![1.0, 2.0, 3.0]], &[vec![10.0, 11.0, 12.0]], Options::default(), false);
-        assert_eq!(row.test.unwrap().p_value, 0.1);
-        assert_eq!(row.verdict, Verdict::TooFewSamples);
-        assert!((smallest_p(4, 4) - 2.0 / 70.0).abs() < 1e-12);
+    fn one_fork_per_side_cannot_be_tested_and_says_what_can() {
+        let base = report(vec![timed("x", &[A])]);
+        let new = report(vec![timed("x", &[&scaled(A, 0.5)])]);
+        let c = compare(&base, &new, Options::default());
+        assert_eq!(c.rows[0].verdict, Verdict::TooFewForks);
+        assert!(legend(&c).contains("--forks 5"), "{}", legend(&c));
     }
 
     #[test]
@@ -322,12 +465,38 @@ mod tests {
     }
 
     #[test]
-    fn ab_sides_are_paired_fork_by_fork() {
-        let mut b = timed("a", &[A, B]);
-        b.baseline_forks = timed("a", &[B, A]).forks;
+    fn ab_sides_are_paired_by_fork_index() {
+        let mut b = timed("a", &[A, B, C]);
+        b.baseline_forks = timed("a", &[&scaled(A, 1.1), &scaled(B, 1.1), &scaled(C, 1.1)]).forks;
+        // A failed baseline fork drops its pair, not the alignment of the others.
+        b.baseline_forks[1].status = ForkStatus::Failed;
         let c = compare_sides(&report(vec![b]), Options::default());
         assert_eq!(c.rows[0].pairs.len(), 2);
-        assert_eq!(c.rows[0].verdict, Verdict::NoChange);
+        assert!(c.rows[0].pairs.iter().all(|p| (p - 1.0 / 1.1).abs() < 1e-9), "{:?}", c.rows[0].pairs);
+        assert_eq!(c.rows[0].verdict, Verdict::Slower);
         assert!(render_text(&c).contains("fork pairs"));
+    }
+
+    #[test]
+    fn a_moved_canary_is_named_next_to_every_verdict() {
+        use crate::report::meta::{Canary, CanaryReading};
+        let canary = |rate: f64| Canary {
+            workload: "baseline/busy_loop[work=1000]".into(),
+            readings: ["start", "end"]
+                .iter()
+                .map(|at| CanaryReading { at: (*at).into(), ops_per_sec: rate, iterations: vec![rate] })
+                .collect(),
+        };
+        let mut base = report(vec![timed("a", &[A, B, C])]);
+        let mut new = report(vec![timed("a", &[&scaled(A, 0.8), &scaled(B, 0.8), &scaled(C, 0.8)])]);
+        base.meta.canary = Some(canary(1000.0));
+        new.meta.canary = Some(canary(950.0));
+        let c = compare(&base, &new, Options::default());
+        assert!(c.machine_changed());
+        let text = render_text(&c);
+        assert!(text.contains("SLOWER (machine changed)") && text.contains("ran 5.0% slower"), "{text}");
+        new.meta.canary = Some(canary(1002.0));
+        let c = compare(&base, &new, Options::default());
+        assert!(!c.machine_changed() && render_text(&c).contains("kept its speed"));
     }
 }

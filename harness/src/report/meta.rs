@@ -52,6 +52,38 @@ pub struct Meta {
     /// What the machine looked like for measuring, and warnings about it.
     #[serde(default)]
     pub system: crate::report::system::SystemChecks,
+    /// The drift canary: a fixed CPU loop measured at the start and the end of the run, so that
+    /// two runs made apart can tell a change of the machine's speed from a change of the code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary: Option<Canary>,
+}
+
+/// The drift canary of a run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Canary {
+    /// The reference case, `name[params]`.
+    pub workload: String,
+    /// One reading per canary fork that finished ok.
+    pub readings: Vec<CanaryReading>,
+}
+
+/// One fork of the drift canary.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct CanaryReading {
+    /// `start` or `end`.
+    pub at: String,
+    /// Mean ops/s of the fork's iterations.
+    pub ops_per_sec: f64,
+    /// Ops/s of each measured iteration.
+    pub iterations: Vec<f64>,
+}
+
+impl Canary {
+    /// Geometric mean of the readings' ops/s; `None` without a reading.
+    pub fn ops_per_sec(&self) -> Option<f64> {
+        let logs: Vec<f64> = self.readings.iter().filter(|r| r.ops_per_sec > 0.0).map(|r| r.ops_per_sec.ln()).collect();
+        (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+    }
 }
 
 /// The baseline build of an A/B run, from its own `env --json`.
@@ -155,6 +187,24 @@ pub struct RunSettings {
     /// `--baseline-bin`, when the run was an A/B run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_bin: Option<String>,
+    /// `--forks auto`: fork pairs were added until each case was decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialSettings>,
+}
+
+/// The budget of a `--forks auto` A/B run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct SequentialSettings {
+    /// `--min-forks`: pairs before the first look.
+    pub min_forks: u32,
+    /// `--max-forks`: the budget of pairs.
+    pub max_forks: u32,
+    /// Overall false-alarm rate the looks were planned for.
+    pub alpha: f64,
+    /// Nominal level of each look.
+    pub nominal_alpha: f64,
+    /// Noise band, in percent, that decided "outside" and "inside".
+    pub noise_band_pct: f64,
 }
 
 fn one_thread() -> Vec<u32> {
@@ -188,6 +238,7 @@ impl Meta {
             hardware_counters: None,
             baseline: None,
             system: crate::report::system::SystemChecks::collect(),
+            canary: None,
         }
     }
 

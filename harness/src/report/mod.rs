@@ -84,6 +84,34 @@ pub struct Benchmark {
     /// Sample-time mode (`--mode sample`): latency percentiles over the ok forks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<latency::LatencySummary>,
+    /// `--forks auto`: why the case stopped adding fork pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential_stop: Option<SequentialStop>,
+}
+
+/// Why a `--forks auto` case stopped adding fork pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SequentialStop {
+    /// The interval of the ratio lay wholly outside the noise band: a difference.
+    OutsideBand,
+    /// The interval lay wholly inside the noise band: no change.
+    InsideBand,
+    /// `--max-forks` pairs ran without a decision.
+    BudgetSpent,
+}
+
+impl SequentialStop {
+    /// The stop a decision means; `None` to go on.
+    pub fn from_decision(d: crate::stats::sequential::Decision) -> Option<SequentialStop> {
+        use crate::stats::sequential::Decision;
+        match d {
+            Decision::Continue => None,
+            Decision::Outside => Some(SequentialStop::OutsideBand),
+            Decision::Inside => Some(SequentialStop::InsideBand),
+            Decision::Undecided => Some(SequentialStop::BudgetSpent),
+        }
+    }
 }
 
 /// Allocations per op of a case.
@@ -412,6 +440,7 @@ impl Benchmark {
             op_floor_nanos: None,
             concurrency: None,
             latency: None,
+            sequential_stop: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! The parent never measures.
 
 pub mod baseline;
+mod canary;
 pub mod collect;
 pub mod spawn;
 
@@ -11,8 +12,9 @@ use crate::progress::Progress;
 use crate::protocol::{InstructionTask, PROTOCOL_VERSION, Task};
 use crate::report::{
     AllocSummary, Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, InstructionSummary, Report,
-    RunStatus, Score, write,
+    RunStatus, Score, SequentialStop, write,
 };
+use crate::stats::sequential::{self, SequentialPlan};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,6 +41,9 @@ pub struct RunContext<'a> {
     pub sample: bool,
     /// Add an instruction-count fork per case (`--instructions`).
     pub instructions: Option<InstructionSettings>,
+    /// `--forks auto`: the sequential plan and the noise band (a fraction) that decide when a
+    /// case has enough fork pairs; `settings.forks` is then the budget.
+    pub sequential: Option<(SequentialPlan, f64)>,
     /// Set by Ctrl-C / SIGTERM.
     pub stop: &'a AtomicBool,
 }
@@ -57,7 +62,7 @@ pub struct InstructionSettings {
 }
 
 /// Runs `cases` into `report`, writing it after every fork; returns the final report. A case
-/// with a `skipped` reason is recorded without running.
+/// with a `skipped` reason is recorded without running. The drift canary runs first and last.
 pub fn run(
     cases: &[Case],
     skipped: &[Option<String>],
@@ -66,39 +71,77 @@ pub fn run(
     progress: &Progress,
 ) -> anyhow::Result<Report> {
     write::write_atomic(ctx.out, &report)?;
-    let forks = ctx.settings.forks;
-    'cases: for (case_index, case) in cases.iter().enumerate() {
-        let label = case.label();
+    canary::measure(&mut report, ctx, progress, "start");
+    write::write_atomic(ctx.out, &report)?;
+    for (case_index, case) in cases.iter().enumerate() {
+        if ctx.stop.load(Ordering::SeqCst) {
+            break;
+        }
         if let Some(reason) = skipped.get(case_index).cloned().flatten() {
             report.benchmarks.push(Benchmark { skipped: Some(reason), ..benchmark(case, ctx) });
             write::write_atomic(ctx.out, &report)?;
             continue;
         }
         report.benchmarks.push(benchmark(case, ctx));
-        // A/B: baseline fork i runs just before this build's fork i, so drift hits both alike;
-        // instruction forks (this build only) come last.
-        let sides: &[Side] =
-            if ctx.baseline_exe.is_some() { &[Side::Baseline, Side::Current] } else { &[Side::Current] };
-        let timed = (0..forks).flat_map(|i| sides.iter().map(move |&side| (i, None, side)));
-        let counted = ctx
-            .instructions
-            .iter()
-            .flat_map(|instr| (forks..forks + instr.forks).map(move |i| (i, Some(instr), Side::Current)));
-        for (sequence, (fork_index, instr, side)) in timed.chain(counted).enumerate() {
-            if ctx.stop.load(Ordering::SeqCst) {
-                break 'cases;
-            }
-            let mut fork = run_fork(ctx, case, fork_index, instr, side, progress, &label);
-            fork.sequence = Some(sequence as u32);
-            record(&mut report, fork, side);
-            write::write_atomic(ctx.out, &report)?;
-        }
+        run_case(&mut report, case, ctx, progress)?;
+    }
+    if !ctx.stop.load(Ordering::SeqCst) {
+        canary::measure(&mut report, ctx, progress, "end");
     }
     report.status = if ctx.stop.load(Ordering::SeqCst) { RunStatus::Interrupted } else { RunStatus::Complete };
     report.meta.finish();
     write::write_atomic(ctx.out, &report)?;
     progress.finish();
     Ok(report)
+}
+
+/// The order of the two builds in fork pair `pair` of an A/B run: A B, then B A, then A B…
+/// (ABBA), so that a drift linear in time weighs on both builds alike.
+pub fn pair_order(pair: u32) -> [Side; 2] {
+    if pair % 2 == 0 { [Side::Baseline, Side::Current] } else { [Side::Current, Side::Baseline] }
+}
+
+/// Runs the last case's forks: its timed forks (in ABBA pairs for A/B runs, until decided with
+/// `--forks auto`), then its instruction forks.
+fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &Progress) -> anyhow::Result<()> {
+    let label = case.label();
+    let mut sequence = 0u32;
+    let mut run_one = |report: &mut Report, index: u32, instr: Option<&InstructionSettings>, side: Side| {
+        let mut fork = run_fork(ctx, case, index, instr, side, progress, &label);
+        fork.sequence = Some(sequence);
+        sequence += 1;
+        record(report, fork, side);
+        write::write_atomic(ctx.out, report)
+    };
+    for pair in 0..ctx.settings.forks {
+        let sides: &[Side] = if ctx.baseline_exe.is_some() { &pair_order(pair) } else { &[Side::Current] };
+        for &side in sides {
+            if ctx.stop.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            run_one(report, pair, None, side)?;
+        }
+        if let Some((plan, band)) = &ctx.sequential {
+            let b = report.benchmarks.last_mut().expect("entry exists");
+            let ratios = crate::compare::throughput::pair_ratios(&b.baseline_forks, &b.forks);
+            let (test, decision) = sequential::decide(&ratios, plan, *band);
+            progress.interval(&label, ratios.len(), test.as_ref(), decision);
+            if let Some(stop) = SequentialStop::from_decision(decision) {
+                b.sequential_stop = Some(stop);
+                write::write_atomic(ctx.out, report)?;
+                break;
+            }
+        }
+    }
+    if let Some(instr) = &ctx.instructions {
+        for index in ctx.settings.forks..ctx.settings.forks + instr.forks {
+            if ctx.stop.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            run_one(report, index, Some(instr), Side::Current)?;
+        }
+    }
+    Ok(())
 }
 
 fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>, instr: Option<&InstructionSettings>) -> Task {

@@ -2,8 +2,8 @@
 //!
 //! No I/O here; every function is tested against published values.
 
-pub mod bootstrap;
-pub mod rank;
+pub mod fork_test;
+pub mod sequential;
 pub mod spread;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};

@@ -1,0 +1,62 @@
+//! The drift canary: a fixed CPU loop (`baseline/canary`, 1,000 xorshift steps per op) timed
+//! in a fresh worker at the start and at the end of every run. Two runs made minutes apart see
+//! different machines; the canary is what `harness compare` uses to tell a change of the
+//! machine's speed from a change of the code. It needs no server and takes well under a second.
+
+use super::{RunContext, collect, spawn};
+use crate::progress::Progress;
+use crate::protocol::{PROTOCOL_VERSION, Task};
+use crate::report::meta::{Canary, CanaryReading};
+use crate::report::{ForkStatus, Iteration, Report};
+use std::time::Duration;
+
+/// The reference workload.
+const WORKLOAD: &str = "baseline/canary";
+/// Measured iterations per canary fork.
+const ITERATIONS: u32 = 5;
+/// Length of each iteration (and of the one warmup iteration).
+const ITERATION: Duration = Duration::from_millis(50);
+
+fn task() -> Task {
+    Task {
+        protocol: PROTOCOL_VERSION,
+        workload: WORKLOAD.into(),
+        params: Default::default(),
+        fork_index: 0,
+        warmup_iterations: 1,
+        warmup_nanos: ITERATION.as_nanos() as u64,
+        iterations: ITERATIONS,
+        iteration_nanos: ITERATION.as_nanos() as u64,
+        database_url: String::new(),
+        instructions: None,
+        count_allocations: false,
+        threads: 1,
+        sample: false,
+    }
+}
+
+/// Times the canary once (`at` is `start` or `end`) with this build, on the run's CPUs, and
+/// adds the reading to `report.meta.canary`; a failed canary is a warning, not a failed run.
+pub fn measure(report: &mut Report, ctx: &RunContext<'_>, progress: &Progress, at: &str) {
+    let task = task();
+    let command = [ctx.worker_exe.clone().into_os_string(), "__worker".into()];
+    let fork = match spawn::spawn(&command, &task, ctx.pin.as_ref().map(crate::pin::CpuList::cpu_set)) {
+        Ok(worker) => collect::collect(worker, &task, Duration::from_secs(60), ctx.stop, &mut |_| {}),
+        Err(e) => return progress.warn(&format!("drift canary ({at}): cannot start the worker: {e}")),
+    };
+    let rates: Vec<f64> = fork.iterations.iter().map(Iteration::ops_per_sec).filter(|r| r.is_finite()).collect();
+    if fork.status != ForkStatus::Ok || rates.is_empty() {
+        let why = fork.failure.map_or_else(|| "no iteration".to_string(), |f| f.message);
+        return progress.warn(&format!(
+            "drift canary ({at}) failed: {why}; `harness compare` cannot tell machine drift for this run"
+        ));
+    }
+    let reading =
+        CanaryReading { at: at.into(), ops_per_sec: rates.iter().sum::<f64>() / rates.len() as f64, iterations: rates };
+    report
+        .meta
+        .canary
+        .get_or_insert_with(|| Canary { workload: WORKLOAD.into(), readings: vec![] })
+        .readings
+        .push(reading);
+}
