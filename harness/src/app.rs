@@ -24,6 +24,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Noise(args) => noise(&args),
         Command::Export(args) => export(&args),
         Command::Docs(args) => docs(&args),
+        Command::Merge(args) => merge(&args),
     }
 }
 
@@ -38,83 +39,146 @@ fn read_report(path: &std::path::Path, which: &str) -> Result<Report, BadInput> 
     })
 }
 
+/// What a comparison printed and how the gate ends.
+struct Gate {
+    text: String,
+    markdown: String,
+    /// Labels of the cases that fail the gate (regressed, or missing from NEW).
+    failing: Vec<String>,
+}
+
 fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
-    use crate::compare::{Metric, differences, instructions, throughput};
+    use crate::compare::Metric;
+    if let Some(path) = &args.markdown {
+        write::check_writable(path).map_err(|e| {
+            BadInput(format!("cannot write --markdown '{}': {e}; choose a writable path", path.display()))
+        })?;
+    }
     let base = read_report(&args.base, "base")?;
     let new = args.new.as_ref().map(|p| read_report(p, "new")).transpose()?;
-    let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
-    let (text, markdown, regressed) = match (args.metric, new) {
-        (Metric::Throughput, None) => {
-            if base.benchmarks.iter().all(|b| b.baseline_forks.is_empty()) {
-                return Err(BadInput(format!(
-                    "{} holds one build only: pass two reports (BASE.json NEW.json), or make an A/B report with `harness run --baseline-bin PATH`",
-                    args.base.display()
-                ))
-                .into());
-            }
-            let c = throughput::compare_sides(&base, options);
-            let text = if args.json { throughput::render_json(&c) } else { throughput::render_text(&c) };
-            (text, throughput::render_markdown(&c), c.regressed() && args.fail_on_regression)
+    if let Some(new) = &new {
+        let diffs = crate::compare::differences(&base, new, args.metric);
+        for d in &diffs {
+            eprintln!("{}: {d}", if args.force { "warning: compared anyway" } else { "differs" });
         }
-        (Metric::Instructions, None) => {
-            return Err(BadInput(
-                "--metric instructions needs two reports (BASE.json NEW.json): A/B runs count instructions for this build only"
-                    .into(),
-            )
+        if !diffs.is_empty() && !args.force {
+            return Err(BadInput(format!(
+                "the reports differ in {} way(s) listed above: compare runs made alike, or pass --force to compare anyway",
+                diffs.len()
+            ))
             .into());
         }
-        (metric, Some(new)) => {
-            let diffs = differences(&base, &new, metric);
-            for d in &diffs {
-                eprintln!("{}: {d}", if args.force { "warning: compared anyway" } else { "differs" });
-            }
-            if !diffs.is_empty() && !args.force {
-                return Err(BadInput(format!(
-                    "the reports differ in {} way(s) listed above: compare runs made alike, or pass --force to compare anyway",
-                    diffs.len()
-                ))
-                .into());
-            }
-            match metric {
-                Metric::Throughput => {
-                    let c = throughput::compare(&base, &new, options);
-                    let regressed = c.regressed() && args.fail_on_regression;
-                    let text = if args.json { throughput::render_json(&c) } else { throughput::render_text(&c) };
-                    (text, throughput::render_markdown(&c), regressed)
-                }
-                Metric::Instructions => {
-                    let thresholds = match &args.thresholds {
-                        Some(path) => {
-                            let text = std::fs::read_to_string(path)
-                                .map_err(|e| BadInput(format!("cannot read --thresholds {}: {e}", path.display())))?;
-                            instructions::Thresholds::parse(&text)
-                                .map_err(|e| BadInput(format!("invalid --thresholds {}: {e}", path.display())))?
-                        }
-                        None => instructions::Thresholds::default(),
-                    };
-                    let c = instructions::compare(&base, &new, args.max_regression, &thresholds);
-                    (instructions::render_text(&c), instructions::render_markdown(&c), c.regressed())
-                }
-            }
-        }
-    };
-    print!("{text}");
-    if let Some(path) = &args.markdown {
-        write::check_writable(path)
-            .map_err(|e| BadInput(format!("cannot write --markdown '{}': {e}", path.display())))?;
-        write::write_bytes_atomic(path, markdown.as_bytes())?;
     }
-    Ok(if regressed {
-        eprintln!("regression: at least one case is worse past its threshold");
-        ExitCode::from(crate::EXIT_REGRESSION)
-    } else {
-        ExitCode::SUCCESS
-    })
+    let gate = match args.metric {
+        Metric::Throughput => throughput_gate(args, &base, new.as_ref())?,
+        Metric::Instructions => instruction_gate(args, &base, new.as_ref())?,
+    };
+    print!("{}", gate.text);
+    if let Some(path) = &args.markdown {
+        write::write_bytes_atomic(path, gate.markdown.as_bytes())?;
+    }
+    if gate.failing.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let what = format!("{} case(s) fail the gate: {}", gate.failing.len(), gate.failing.join(", "));
+    if args.warn_only {
+        eprintln!("warning (--warn-only): {what}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!("regression: {what}");
+    Ok(ExitCode::from(crate::EXIT_REGRESSION))
+}
+
+/// Labels of cases only in BASE, unless `--allow-missing`.
+fn missing_cases<'a>(args: &crate::cli::CompareArgs, labels: impl Iterator<Item = &'a str>) -> Vec<String> {
+    if args.allow_missing { vec![] } else { labels.map(|l| format!("{l} (missing in new)")).collect() }
+}
+
+fn throughput_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&Report>) -> Result<Gate, BadInput> {
+    use crate::compare::throughput::{self, Verdict};
+    let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
+    let c = match new {
+        Some(new) => throughput::compare(base, new, options),
+        None if base.benchmarks.iter().all(|b| b.baseline_forks.is_empty()) => {
+            return Err(BadInput(format!(
+                "{} holds one build only: pass two reports (BASE.json NEW.json), or make an A/B report with `harness run --baseline-bin PATH`",
+                args.base.display()
+            )));
+        }
+        None => throughput::compare_sides(base, options),
+    };
+    let text = if args.json { throughput::render_json(&c) } else { throughput::render_text(&c) };
+    let mut failing = vec![];
+    if args.fail_on_regression {
+        let untested: Vec<&str> = c
+            .rows
+            .iter()
+            .filter(|r| matches!(r.verdict, Verdict::NoData | Verdict::TooFewForks))
+            .map(|r| r.label.as_str())
+            .collect();
+        if !untested.is_empty() {
+            print!("{text}");
+            return Err(BadInput(format!(
+                "--fail-on-regression: {} case(s) could not be tested ({}): the gate measured nothing there; give each side at least 2 ok forks (--forks 5), or drop them with --filter",
+                untested.len(),
+                untested.join(", ")
+            )));
+        }
+        failing.extend(c.rows.iter().filter(|r| r.verdict == Verdict::Slower).map(|r| r.label.clone()));
+        failing.extend(missing_cases(
+            args,
+            c.rows.iter().filter(|r| r.verdict == Verdict::Missing).map(|r| r.label.as_str()),
+        ));
+    }
+    Ok(Gate { text, markdown: throughput::render_markdown(&c), failing })
+}
+
+fn instruction_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&Report>) -> Result<Gate, BadInput> {
+    use crate::compare::instructions::{self, Limits, Verdict};
+    let Some(new) = new else {
+        return Err(BadInput(
+            "--metric instructions needs two reports (BASE.json NEW.json): A/B runs count instructions for this build only"
+                .into(),
+        ));
+    };
+    let thresholds = match &args.thresholds {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| BadInput(format!("cannot read --thresholds {}: {e}", path.display())))?;
+            instructions::Thresholds::parse(&text)
+                .map_err(|e| BadInput(format!("invalid --thresholds {}: {e}", path.display())))?
+        }
+        None => instructions::Thresholds::default(),
+    };
+    let limits = Limits { deterministic_pct: args.max_regression, varying_pct: args.max_regression_varying };
+    let c = instructions::compare(base, new, limits, &thresholds);
+    let no_counts = c.labels(Verdict::NoData);
+    if !no_counts.is_empty() || c.rows.iter().all(|r| r.base.is_none() && r.new.is_none()) {
+        let shown = if no_counts.is_empty() { "every case".to_string() } else { no_counts.join(", ") };
+        return Err(BadInput(format!(
+            "--metric instructions: no instruction counts for {shown} in one or both reports: make both with `harness run --instructions`; a gate that measured nothing cannot pass"
+        )));
+    }
+    let mut failing: Vec<String> = c.labels(Verdict::Regressed).into_iter().map(String::from).collect();
+    failing.extend(missing_cases(args, c.labels(Verdict::Missing).into_iter()));
+    Ok(Gate { text: instructions::render_text(&c), markdown: instructions::render_markdown(&c), failing })
 }
 
 fn export(args: &crate::cli::ExportArgs) -> anyhow::Result<ExitCode> {
+    use crate::compare::Metric;
+    if args.metric.is_some() && args.format != crate::export::Format::Gab {
+        return Err(BadInput("--metric picks the series of --format gab: drop it, or use --format gab".into()).into());
+    }
     let report = read_report(&args.report, "the")?;
-    let text = crate::export::exporter(args.format).export(&report)?;
+    let metric = args.metric.unwrap_or(Metric::Throughput);
+    if metric == Metric::Instructions && report.benchmarks.iter().all(|b| b.instructions.is_none()) {
+        return Err(BadInput(format!(
+            "{} has no instruction counts: make it with `harness run --instructions`",
+            args.report.display()
+        ))
+        .into());
+    }
+    let text = crate::export::exporter(args.format, metric).export(&report)?;
     match &args.out {
         Some(path) => {
             write::check_writable(path).map_err(|e| {
@@ -146,6 +210,20 @@ fn docs(args: &crate::cli::DocsArgs) -> anyhow::Result<ExitCode> {
         write::write_bytes_atomic(&args.out_dir.join(name), text.as_bytes())?;
     }
     eprintln!("wrote {} file(s) to {}", files.len(), args.out_dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn merge(args: &crate::cli::MergeArgs) -> anyhow::Result<ExitCode> {
+    write::check_writable(&args.out)
+        .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", args.out.display())))?;
+    let parts = args
+        .parts
+        .iter()
+        .map(|p| Ok((p.display().to_string(), read_report(p, "part")?)))
+        .collect::<Result<Vec<_>, BadInput>>()?;
+    let merged = crate::shard::merge(parts, args.force)?;
+    write::write_atomic(&args.out, &merged)?;
+    eprintln!("merged {} part(s), {} case(s) into {}", args.parts.len(), merged.benchmarks.len(), args.out.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -363,6 +441,16 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let cases = with_threads(cases, &args.threads)?;
     let (fork_count, sequential) = forks(args)?;
     let settings = settings(args, config, fork_count);
+    let cases = match args.shard {
+        Some(shard) => {
+            let planned = settings.forks as u64
+                * (settings.warmup_nanos * settings.warmup_iterations as u64
+                    + settings.iteration_nanos * settings.iterations as u64);
+            let mine = crate::shard::assign(&vec![planned; cases.len()], shard);
+            mine.into_iter().map(|i| cases[i].clone()).collect()
+        }
+        None => cases,
+    };
     let out = args.out.clone().unwrap_or_else(|| default_out(&config_name));
     write::check_writable(&out)
         .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", out.display())))?;
@@ -421,6 +509,7 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         mode: if args.mode == crate::cli::Mode::Sample { "sample" } else { "throughput" }.into(),
         baseline_bin: baseline.as_ref().map(|b| b.path.clone()),
         sequential: sequential.clone(),
+        shard: args.shard.map(|s| s.to_string()),
     };
     let report = Report {
         schema_version: SCHEMA_VERSION,

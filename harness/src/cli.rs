@@ -43,6 +43,22 @@ pub enum Command {
     Export(ExportArgs),
     /// Write a Markdown page with tables and SVG charts from one or more reports.
     Docs(DocsArgs),
+    /// Join the reports of `run --shard K/N` parts into one report.
+    Merge(MergeArgs),
+}
+
+/// `harness merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The parts, one report per shard.
+    #[arg(value_name = "PART.json", required = true)]
+    pub parts: Vec<PathBuf>,
+    /// The merged report.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: PathBuf,
+    /// Merge even when the parts' commits, settings or machines differ (recorded in the report).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `harness export`.
@@ -54,6 +70,10 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, value_enum)]
     pub format: crate::export::Format,
+    /// `--format gab` only: throughput (customBiggerIsBetter) or instructions
+    /// (customSmallerIsBetter).
+    #[arg(long, value_enum)]
+    pub metric: Option<crate::compare::Metric>,
     /// Write here instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -104,10 +124,16 @@ pub struct CompareArgs {
     /// Throughput: significance level of the fork-level test (the interval is at 1 - ALPHA).
     #[arg(long, value_name = "ALPHA", default_value_t = 0.05, value_parser = probability)]
     pub alpha: f64,
-    /// Throughput: exit 3 when a case is significantly slower beyond the noise band
-    /// (instruction comparisons always exit 3 on a regression).
+    /// Throughput: exit 3 when a case is significantly slower beyond the noise band or missing
+    /// from NEW, exit 2 when a case could not be tested (instruction comparisons always gate).
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// A case present in BASE and missing from NEW does not fail the gate.
+    #[arg(long)]
+    pub allow_missing: bool,
+    /// Print the same table but exit 0 on a regression (a warning names the failing cases).
+    #[arg(long)]
+    pub warn_only: bool,
     /// Compare even when the reports' settings, params, machine or toolchain differ (every
     /// difference is still printed).
     #[arg(long)]
@@ -115,8 +141,11 @@ pub struct CompareArgs {
     /// Instructions: a case regresses when its count grows by more than this percentage.
     #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = percentage)]
     pub max_regression: f64,
-    /// TOML file of per-benchmark thresholds: `default = PCT` and `[benchmarks]` entries keyed
-    /// by workload name or case label.
+    /// Instructions: the threshold of workloads whose counts vary run to run (marked ~).
+    #[arg(long, value_name = "PCT", default_value_t = crate::compare::instructions::DEFAULT_VARYING_PCT, value_parser = percentage)]
+    pub max_regression_varying: f64,
+    /// TOML file of per-benchmark thresholds: `default = PCT`, `varying = PCT` and
+    /// `[benchmarks]` entries keyed by workload name or case label.
     #[arg(long, value_name = "FILE")]
     pub thresholds: Option<PathBuf>,
     /// Print the comparison as JSON instead of a table (throughput).
@@ -227,6 +256,10 @@ pub struct RunArgs {
     /// `throughput` (ops/s) or `sample` (also time individual ops into latency percentiles).
     #[arg(long, value_enum, default_value = "throughput")]
     pub mode: Mode,
+    /// Run one deterministic, balanced share of the cases (K of N), e.g. on one runner of a CI
+    /// matrix; join the parts with `harness merge`.
+    #[arg(long, value_name = "K/N", value_parser = crate::shard::parse)]
+    pub shard: Option<crate::shard::Shard>,
     /// No progress output (failures and the summary are still printed).
     #[arg(long, short = 'q')]
     pub quiet: bool,

@@ -17,6 +17,7 @@ pub mod protocol;
 pub use workloads::redact;
 pub mod report;
 pub mod runner;
+pub mod shard;
 pub mod stats;
 pub mod summary;
 pub mod worker;

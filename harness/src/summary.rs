@@ -31,7 +31,8 @@ pub fn render(report: &Report) -> String {
             ),
             None => ("-".into(), "-".into()),
         };
-        let forks = if b.skipped.is_some() { "skipped".into() } else { format!("{}/{}", b.forks_ok(), b.forks.len()) };
+        let forks =
+            if b.skipped.is_some() { "skipped".into() } else { format!("{}/{}", b.forks_ok(), b.timed_forks()) };
         let mut row = vec![b.name.clone(), params, score, error, forks];
         if with_instr {
             // "~" marks counts that vary run to run (the workload is not deterministic).

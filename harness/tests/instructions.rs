@@ -52,19 +52,36 @@ fn work_on_another_thread_is_counted() {
     );
 }
 
+/// Scales the instruction counts of case `index` by `factor` (median and first fork alike).
+fn scale_counts(report: &Value, index: usize, factor: f64) -> Value {
+    let mut r = report.clone();
+    let i = &mut r["benchmarks"][index]["instructions"];
+    for key in ["per_op", "median_per_op", "min_per_op", "max_per_op"] {
+        i[key] = (i[key].as_f64().unwrap() * factor).into();
+    }
+    r
+}
+
 #[test]
-fn the_gate_exits_3_on_a_regression_0_on_equal_and_2_on_bad_reports() {
-    let report = instr_run(&["^baseline/busy_loop$"], &["-p", "work=100"]);
+fn the_gate_fails_closed() {
+    let report = instr_run(&["^baseline/busy_loop$"], &["-p", "work=100,1000"]);
+    assert_eq!(report["benchmarks"].as_array().unwrap().len(), 2);
     let dir = tempfile::tempdir().unwrap();
     let path = |n: &str| dir.path().join(n);
-    std::fs::write(path("new.json"), report.to_string()).unwrap();
-    let mut base = report.clone();
-    let per_op = base["benchmarks"][0]["instructions"]["per_op"].as_f64().unwrap();
-    base["benchmarks"][0]["instructions"]["per_op"] = (per_op * 0.8).into();
-    std::fs::write(path("base.json"), base.to_string()).unwrap();
+    let save = |n: &str, v: &Value| std::fs::write(path(n), v.to_string()).unwrap();
+    save("base.json", &report);
+    save("slower.json", &scale_counts(&report, 1, 1.03));
+    let mut missing = report.clone();
+    missing["benchmarks"].as_array_mut().unwrap().remove(0);
+    save("missing.json", &missing);
+    let mut uncounted = report.clone();
+    for b in uncounted["benchmarks"].as_array_mut().unwrap() {
+        b.as_object_mut().unwrap().remove("instructions");
+    }
+    save("uncounted.json", &uncounted);
     let gate = |b: &str, n: &str, extra: &[&str]| {
         harness()
-            .args(["compare"])
+            .arg("compare")
             .arg(path(b))
             .arg(path(n))
             .args(["--metric", "instructions"])
@@ -72,29 +89,53 @@ fn the_gate_exits_3_on_a_regression_0_on_equal_and_2_on_bad_reports() {
             .output()
             .unwrap()
     };
+    let err = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    let out_text = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
 
-    let out =
-        gate("base.json", "new.json", &["--max-regression", "1", "--markdown", path("gate.md").to_str().unwrap()]);
-    assert_eq!(code(&out), 3, "{}", String::from_utf8_lossy(&out.stderr));
-    let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("REGRESSED") && table.contains("+25.00%"), "{table}");
-    assert!(std::fs::read_to_string(path("gate.md")).unwrap().contains("**1 benchmark(s) regressed**"));
-    // A generous threshold from a file lets the same change pass.
-    std::fs::write(path("t.toml"), "[benchmarks]\n\"baseline/busy_loop\" = 30.0\n").unwrap();
-    assert_eq!(code(&gate("base.json", "new.json", &["--thresholds", path("t.toml").to_str().unwrap()])), 0);
-    assert_eq!(code(&gate("new.json", "new.json", &["--max-regression", "0"])), 0);
+    // The same counts pass.
+    assert_eq!(code(&gate("base.json", "base.json", &["--max-regression", "0"])), 0);
+    // A 3% increase in one case fails, naming that case only.
+    let md = path("gate.md");
+    let out = gate("base.json", "slower.json", &["--markdown", md.to_str().unwrap()]);
+    assert_eq!(code(&out), 3, "{}", err(&out));
+    assert!(err(&out).contains("1 case(s) fail the gate: baseline/busy_loop[work=1000]"), "{}", err(&out));
+    assert!(!err(&out).contains("work=100]"), "{}", err(&out));
+    let table = out_text(&out);
+    assert!(table.contains("REGRESSED") && table.contains("+3.00%"), "{table}");
+    assert!(std::fs::read_to_string(&md).unwrap().contains("**1 benchmark(s) regressed**"));
+    // --warn-only: the same table, exit 0.
+    let warned = gate("base.json", "slower.json", &["--warn-only"]);
+    assert_eq!(code(&warned), 0, "{}", err(&warned));
+    assert_eq!(out_text(&warned), table);
+    assert!(err(&warned).contains("warning (--warn-only)"), "{}", err(&warned));
+    // A threshold file lets the same change pass.
+    std::fs::write(path("t.toml"), "[benchmarks]\n\"baseline/busy_loop\" = 5.0\n").unwrap();
+    assert_eq!(code(&gate("base.json", "slower.json", &["--thresholds", path("t.toml").to_str().unwrap()])), 0);
+    // A case missing from NEW fails and is named, unless allowed.
+    let out = gate("base.json", "missing.json", &[]);
+    assert_eq!(code(&out), 3, "{}", err(&out));
+    assert!(err(&out).contains("baseline/busy_loop[work=100] (missing in new)"), "{}", err(&out));
+    assert_eq!(code(&gate("base.json", "missing.json", &["--allow-missing"])), 0);
+    // Reports without counts: exit 2, one line, whichever side lacks them.
+    for (b, n) in
+        [("uncounted.json", "uncounted.json"), ("base.json", "uncounted.json"), ("uncounted.json", "base.json")]
+    {
+        let out = gate(b, n, &[]);
+        assert_eq!(code(&out), 2, "{b} {n}: {}", err(&out));
+        assert_eq!(err(&out).lines().count(), 1, "{}", err(&out));
+        assert!(err(&out).contains("no instruction counts") && err(&out).contains("--instructions"), "{}", err(&out));
+    }
 
     let mut other = report.clone();
     other["meta"]["configuration"] = "smoke".into();
-    std::fs::write(path("other.json"), other.to_string()).unwrap();
-    let out = gate("new.json", "other.json", &[]);
+    save("other.json", &other);
+    let out = gate("base.json", "other.json", &[]);
     assert_eq!(code(&out), 2);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("differs: configuration: base") && err.contains("--force"), "{err}");
+    assert!(err(&out).contains("differs: configuration: base") && err(&out).contains("--force"), "{}", err(&out));
     std::fs::write(path("corrupt.json"), "{ not json").unwrap();
-    let out = gate("new.json", "corrupt.json", &[]);
+    let out = gate("base.json", "corrupt.json", &[]);
     assert_eq!(code(&out), 2);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a harness report"));
+    assert!(err(&out).contains("is not a harness report"));
 }
 
 #[test]

@@ -1,6 +1,9 @@
 //! Instructions per op from `--instructions` runs, case by case against a regression threshold:
 //! exact counts, so a threshold of a fraction of a percent is meaningful for deterministic
-//! workloads.
+//! workloads. The gate fails closed: a case without counts on either side is an error, not a
+//! pass, and a case missing from the new report fails unless missing cases are allowed. With
+//! several instruction forks the median per-op count is compared and the spread shown; workloads
+//! whose counts vary run to run (`~`) get their own threshold.
 
 use super::case_pairs;
 use crate::report::{Benchmark, Report};
@@ -10,8 +13,10 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Thresholds {
-    /// Default for every benchmark (the file's value wins over `--max-regression`).
+    /// Default for every deterministic benchmark (the file's value wins over `--max-regression`).
     pub default: Option<f64>,
+    /// Default for benchmarks whose counts vary run to run (wins over `--max-regression-varying`).
+    pub varying: Option<f64>,
     /// By workload name (`sql/thread_select_by_id`) or case label (`cache/moka_hit[cache_size=1000]`).
     #[serde(default)]
     pub benchmarks: BTreeMap<String, f64>,
@@ -27,10 +32,34 @@ impl Thresholds {
         Ok(t)
     }
 
-    fn for_case(&self, name: &str, label: &str, fallback: f64) -> f64 {
-        self.benchmarks.get(label).or_else(|| self.benchmarks.get(name)).copied().or(self.default).unwrap_or(fallback)
+    fn for_case(&self, name: &str, label: &str, deterministic: bool, limits: Limits) -> f64 {
+        let default = if deterministic {
+            self.default.unwrap_or(limits.deterministic_pct)
+        } else {
+            self.varying.unwrap_or(limits.varying_pct)
+        };
+        self.benchmarks.get(label).or_else(|| self.benchmarks.get(name)).copied().unwrap_or(default)
     }
 }
+
+/// The command line's thresholds, in percent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// `--max-regression`: workloads whose counts repeat exactly.
+    pub deterministic_pct: f64,
+    /// `--max-regression-varying`: workloads whose counts vary run to run.
+    pub varying_pct: f64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { deterministic_pct: 1.0, varying_pct: DEFAULT_VARYING_PCT }
+    }
+}
+
+/// Default threshold of workloads whose counts vary run to run (clock reads, other threads,
+/// servers): their counts move by a few percent between runs.
+pub const DEFAULT_VARYING_PCT: f64 = 5.0;
 
 /// The verdict on one case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +108,9 @@ pub struct Row {
     pub verdict: Verdict,
     /// False when the workload's counts vary run to run.
     pub deterministic: bool,
+    /// Smallest and largest per-op count over the new report's instruction forks, when it ran
+    /// more than one.
+    pub spread: Option<(f64, f64)>,
 }
 
 /// A whole comparison.
@@ -93,20 +125,30 @@ impl Comparison {
     pub fn regressed(&self) -> bool {
         self.rows.iter().any(|r| r.verdict == Verdict::Regressed)
     }
+
+    /// Labels of the cases with the verdict `v`.
+    pub fn labels(&self, v: Verdict) -> Vec<&str> {
+        self.rows.iter().filter(|r| r.verdict == v).map(|r| r.label.as_str()).collect()
+    }
 }
 
 fn metric_of(b: &Benchmark) -> Option<(f64, bool)> {
-    b.instructions.as_ref().map(|i| (i.per_op, i.deterministic))
+    b.instructions.as_ref().map(|i| (i.median(), i.deterministic))
 }
 
-/// Compares `new` against `base`; `max_regression_pct` applies where `thresholds` is silent.
-pub fn compare(base: &Report, new: &Report, max_regression_pct: f64, thresholds: &Thresholds) -> Comparison {
+fn spread_of(b: &Benchmark) -> Option<(f64, f64)> {
+    b.instructions.as_ref().filter(|i| i.forks > 1).map(|i| (i.min_per_op, i.max_per_op))
+}
+
+/// Compares `new` against `base`; `limits` apply where `thresholds` is silent.
+pub fn compare(base: &Report, new: &Report, limits: Limits, thresholds: &Thresholds) -> Comparison {
     let rows = case_pairs(base, new)
         .into_iter()
         .map(|(label, b, n)| {
             let name = b.or(n).map_or("", |c| c.name.as_str());
-            let threshold_pct = thresholds.for_case(name, &label, max_regression_pct);
             let (bm, nm) = (b.and_then(metric_of), n.and_then(metric_of));
+            let deterministic = bm.or(nm).is_none_or(|(_, d)| d);
+            let threshold_pct = thresholds.for_case(name, &label, deterministic, limits);
             let delta_pct = match (bm, nm) {
                 (Some((bv, _)), Some((nv, _))) if bv > 0.0 => Some((nv - bv) / bv * 100.0),
                 _ => None,
@@ -119,32 +161,46 @@ pub fn compare(base: &Report, new: &Report, max_regression_pct: f64, thresholds:
                 (_, _, Some(_)) => Verdict::Unchanged,
                 _ => Verdict::NoData,
             };
-            let deterministic = bm.or(nm).is_none_or(|(_, d)| d);
-            Row { label, base: bm.map(|m| m.0), new: nm.map(|m| m.0), delta_pct, threshold_pct, verdict, deterministic }
+            let spread = n.and_then(spread_of);
+            Row {
+                label,
+                base: bm.map(|m| m.0),
+                new: nm.map(|m| m.0),
+                delta_pct,
+                threshold_pct,
+                verdict,
+                deterministic,
+                spread,
+            }
         })
         .collect();
     Comparison { rows }
 }
 
-fn cells(r: &Row) -> [String; 6] {
+fn cells(r: &Row) -> [String; 7] {
     let num = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
     [
-        format!("{}{}", r.label, if r.deterministic { "" } else { " (varies run to run)" }),
+        format!("{}{}", r.label, if r.deterministic { "" } else { " ~ (varies run to run)" }),
         num(r.base),
         num(r.new),
+        r.spread.map_or("-".into(), |(lo, hi)| format!("{lo:.1}..{hi:.1}")),
         r.delta_pct.map_or("-".into(), |d| format!("{d:+.2}%")),
         format!("{:.2}%", r.threshold_pct),
         r.verdict.as_str().into(),
     ]
 }
 
-const HEADER: [&str; 6] = ["benchmark", "base instr/op", "new instr/op", "delta", "threshold", "verdict"];
+const HEADER: [&str; 7] =
+    ["benchmark", "base instr/op", "new instr/op", "new forks min..max", "delta", "threshold", "verdict"];
+
+/// What the numbers are, printed under the table.
+pub const LEGEND: &str = "Median instructions per op over each report's instruction forks; ~ marks workloads whose counts vary run to run (their own threshold, --max-regression-varying).\n";
 
 /// A plain-text table.
 pub fn render_text(c: &Comparison) -> String {
     let rows: Vec<Vec<String>> =
         std::iter::once(HEADER.map(String::from).to_vec()).chain(c.rows.iter().map(|r| cells(r).to_vec())).collect();
-    crate::format::table(&rows, |i| (1..5).contains(&i))
+    crate::format::table(&rows, |i| (1..6).contains(&i)) + LEGEND
 }
 
 /// A Markdown table with a one-line verdict, for a CI job summary.
@@ -155,10 +211,12 @@ pub fn render_markdown(c: &Comparison) -> String {
     } else {
         "No benchmark regressed in instructions per op.\n\n".to_string()
     };
-    out.push_str(&format!("| {} |\n|---|---:|---:|---:|---:|---|\n", HEADER.join(" | ")));
+    out.push_str(&format!("| {} |\n|---|---:|---:|---:|---:|---:|---|\n", HEADER.join(" | ")));
     for r in &c.rows {
         out.push_str(&format!("| {} |\n", cells(r).map(|c| c.replace('|', "\\|")).join(" | ")));
     }
+    out.push('\n');
+    out.push_str(LEGEND);
     out
 }
 
@@ -177,6 +235,7 @@ mod tests {
                 per_op: p,
                 min_per_op: p,
                 max_per_op: p,
+                median_per_op: None,
                 identical: None,
                 deterministic: true,
             }),
@@ -198,7 +257,7 @@ mod tests {
             case("c", Some(900.0)),
             case("fresh", Some(5.0)),
         ]);
-        let c = compare(&base, &new, 1.0, &Thresholds::default());
+        let c = compare(&base, &new, Limits::default(), &Thresholds::default());
         let verdicts: Vec<(&str, Verdict)> = c.rows.iter().map(|r| (r.label.as_str(), r.verdict)).collect();
         assert_eq!(
             verdicts,
@@ -212,15 +271,19 @@ mod tests {
         );
         assert!(c.regressed());
         assert!((c.rows[1].delta_pct.unwrap() - 1.1).abs() < 1e-9);
-        let same = compare(&base, &base, 0.0, &Thresholds::default());
+        let exact = Limits { deterministic_pct: 0.0, ..Limits::default() };
+        let same = compare(&base, &base, exact, &Thresholds::default());
         assert!(!same.regressed() && same.rows.iter().all(|r| r.verdict == Verdict::Unchanged));
     }
 
     #[test]
     fn thresholds_file_overrides_by_label_then_name() {
-        let t = Thresholds::parse("default = 5.0\n[benchmarks]\n\"b\" = 0.5\n").unwrap();
-        assert_eq!(t.for_case("b", "b[x=1]", 1.0), 0.5);
-        assert_eq!(t.for_case("a", "a", 1.0), 5.0);
+        let t = Thresholds::parse("default = 5.0\nvarying = 9.0\n[benchmarks]\n\"b\" = 0.5\n").unwrap();
+        let l = Limits::default();
+        assert_eq!(t.for_case("b", "b[x=1]", true, l), 0.5);
+        assert_eq!(t.for_case("a", "a", true, l), 5.0);
+        assert_eq!(t.for_case("a", "a", false, l), 9.0);
+        assert_eq!(Thresholds::default().for_case("a", "a", false, l), DEFAULT_VARYING_PCT);
         assert!(Thresholds::parse("[benchmarks]\n\"b\" = -1\n").unwrap_err().contains("percentage"));
         assert!(Thresholds::parse("unknown = 1").is_err());
     }
@@ -228,8 +291,9 @@ mod tests {
     #[test]
     fn cases_without_counts_have_no_data() {
         let base = report(vec![case("a", None)]);
-        let c = compare(&base, &base, 1.0, &Thresholds::default());
+        let c = compare(&base, &base, Limits::default(), &Thresholds::default());
         assert_eq!(c.rows[0].verdict, Verdict::NoData);
-        assert!(render_markdown(&c).contains("| a | - | - | - | 1.00% | no data |"));
+        assert_eq!(c.labels(Verdict::NoData), ["a"]);
+        assert!(render_markdown(&c).contains("| a | - | - | - | - | 1.00% | no data |"), "{}", render_markdown(&c));
     }
 }

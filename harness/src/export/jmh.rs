@@ -1,8 +1,13 @@
 //! JMH's JSON result format: a list with one entry per benchmark case and mode, `primaryMetric`
 //! holding score, scoreError, scoreConfidence, scorePercentiles, scoreUnit and `rawData` (one
 //! list of iteration scores per fork); instructions and allocations as `secondaryMetrics`.
+//!
+//! Names are dotted (`harness.<group>.<workload>`) so that tools which group by the text before
+//! the last dot (JMH Visualizer) group by workload group; `threads` and `mode` are params, so no
+//! two entries share (name, params). Percentiles interpolate as JMH's (Apache Commons Math
+//! `Percentile`, legacy estimation), and the error is the Student-t half-width at 99.9%.
 
-use super::{Exporter, interval};
+use super::Exporter;
 use crate::report::{Benchmark, ForkKind, ForkStatus, Iteration, Report};
 use serde_json::{Map, Value, json};
 
@@ -23,10 +28,60 @@ const JMH_PERCENTILES: [(&str, f64); 10] = [
     ("100.0", 1.0),
 ];
 
-/// The `q` quantile of `sorted` by nearest rank, as JMH's percentiles read.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[i]
+/// The value at 1-based rank `k` of a multiset given as sorted (value, count) pairs.
+fn at_rank(sorted: &[(f64, u64)], k: u64) -> f64 {
+    let mut seen = 0;
+    for &(v, c) in sorted {
+        seen += c;
+        if seen >= k {
+            return v;
+        }
+    }
+    sorted.last().map_or(f64::NAN, |p| p.0)
+}
+
+/// The `p` percentile (0 to 100) of a multiset given as sorted (value, count) pairs, as Apache
+/// Commons Math's `Percentile` estimates it by default (and so JMH): position `p (n + 1) / 100`;
+/// below rank 1 the smallest value, at rank n or above the largest, otherwise linear
+/// interpolation between the values at the two ranks around the position.
+fn percentile(sorted: &[(f64, u64)], p: f64) -> f64 {
+    let n: u64 = sorted.iter().map(|s| s.1).sum();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let pos = p * (n as f64 + 1.0) / 100.0;
+    if pos < 1.0 {
+        return at_rank(sorted, 1);
+    }
+    if pos >= n as f64 {
+        return at_rank(sorted, n);
+    }
+    let k = pos.floor() as u64;
+    let (lower, upper) = (at_rank(sorted, k), at_rank(sorted, k + 1));
+    lower + (pos - pos.floor()) * (upper - lower)
+}
+
+/// JMH's percentile keys over a multiset of (value, count) pairs.
+fn percentiles(mut values: Vec<(f64, u64)>) -> Map<String, Value> {
+    values.sort_by(|a, b| a.0.total_cmp(&b.0));
+    JMH_PERCENTILES.iter().map(|(k, q)| (k.to_string(), num(percentile(&values, q * 100.0)))).collect()
+}
+
+/// Mean and the 99.9% Student-t half-width of a multiset; the error is NaN below two values.
+fn mean_and_error(values: &[(f64, u64)]) -> (f64, f64) {
+    let n: u64 = values.iter().map(|v| v.1).sum();
+    let mean = values.iter().map(|(v, c)| v * *c as f64).sum::<f64>() / n as f64;
+    if n < 2 {
+        return (mean, f64::NAN);
+    }
+    let var = values.iter().map(|(v, c)| (v - mean).powi(2) * *c as f64).sum::<f64>() / (n - 1) as f64;
+    let t = crate::stats::student_t_quantile(1.0 - (1.0 - crate::stats::CONFIDENCE) / 2.0, (n - 1) as f64);
+    (mean, t * var.sqrt() / (n as f64).sqrt())
+}
+
+/// `harness.<group>.<workload>`.
+fn name(b: &Benchmark) -> String {
+    format!("harness.{}", b.name.replace('/', "."))
 }
 
 fn seconds(nanos: u64) -> String {
@@ -36,20 +91,18 @@ fn seconds(nanos: u64) -> String {
 fn common(b: &Benchmark, mode: &str) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("jmhVersion".into(), json!(format!("harness {}", env!("CARGO_PKG_VERSION"))));
-    m.insert("benchmark".into(), json!(b.name));
+    m.insert("benchmark".into(), json!(name(b)));
     m.insert("mode".into(), json!(mode));
     m.insert("threads".into(), json!(b.concurrency.as_ref().map_or(1, |c| c.count)));
-    m.insert(
-        "forks".into(),
-        json!(b.forks.iter().filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time).count()),
-    );
+    m.insert("forks".into(), json!(b.forks_ok()));
     m.insert("warmupIterations".into(), json!(b.settings.warmup_iterations));
     m.insert("warmupTime".into(), json!(seconds(b.settings.warmup_nanos)));
     m.insert("measurementIterations".into(), json!(b.settings.iterations));
     m.insert("measurementTime".into(), json!(seconds(b.settings.iteration_nanos)));
-    if !b.params.is_empty() {
-        m.insert("params".into(), json!(b.params));
-    }
+    let mut params: Map<String, Value> = b.params.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+    params.insert("threads".into(), json!(b.concurrency.as_ref().map_or(1, |c| c.count).to_string()));
+    params.insert("mode".into(), json!(mode));
+    m.insert("params".into(), Value::Object(params));
     m
 }
 
@@ -85,20 +138,17 @@ fn throughput(b: &Benchmark) -> Option<Value> {
         .filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time)
         .map(|f| f.iterations.iter().map(Iteration::ops_per_sec).collect())
         .collect();
-    let mut sorted: Vec<f64> = raw.iter().flatten().copied().collect();
-    sorted.sort_by(f64::total_cmp);
-    let percentiles: Map<String, Value> =
-        JMH_PERCENTILES.iter().map(|(k, q)| (k.to_string(), json!(quantile(&sorted, *q)))).collect();
-    let (lo, hi) = interval(b).unwrap_or((f64::NAN, f64::NAN));
+    let values: Vec<(f64, u64)> = raw.iter().flatten().map(|&v| (v, 1)).collect();
+    let (_, error) = mean_and_error(&values);
     let mut m = common(b, "thrpt");
     m.insert(
         "primaryMetric".into(),
         json!({
             "score": s.mean,
             // JMH writes NaN (as a string in its JSON) when the error is not defined.
-            "scoreError": s.error.map_or(json!("NaN"), |e| json!(e)),
-            "scoreConfidence": [num(lo), num(hi)],
-            "scorePercentiles": percentiles,
+            "scoreError": num(error),
+            "scoreConfidence": [num(s.mean - error), num(s.mean + error)],
+            "scorePercentiles": percentiles(values),
             "scoreUnit": "ops/s",
             "rawData": raw,
         }),
@@ -112,31 +162,25 @@ fn num(x: f64) -> Value {
 }
 
 fn sample(b: &Benchmark) -> Option<Value> {
-    let l = b.latency.as_ref()?;
-    let mut percentiles = Map::new();
-    percentiles.insert(
-        "0.0".into(),
-        json!(b.forks.iter().filter_map(|f| f.latency.as_ref()).flat_map(|h| h.histogram.first()).map(|v| v.0).min()),
-    );
-    for (k, q) in [("50.0", "p50"), ("90.0", "p90"), ("99.0", "p99"), ("99.9", "p99.9"), ("99.99", "p99.99")] {
-        percentiles.insert(k.into(), json!(l.percentiles.get(q)));
-    }
-    percentiles.insert("100.0".into(), json!(l.max));
+    b.latency.as_ref()?;
+    let ok = b.forks.iter().filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time);
+    let forks: Vec<&crate::report::latency::ForkLatency> = ok.filter_map(|f| f.latency.as_ref()).collect();
     // rawDataHistogram: per fork, per iteration, [value, count] pairs; we keep one histogram per fork.
-    let histograms: Vec<Vec<Vec<[u64; 2]>>> = b
-        .forks
-        .iter()
-        .filter_map(|f| f.latency.as_ref())
-        .map(|h| vec![h.histogram.iter().map(|&(v, c)| [v, c]).collect()])
-        .collect();
+    let histograms: Vec<Vec<Vec<[u64; 2]>>> =
+        forks.iter().map(|h| vec![h.histogram.iter().map(|&(v, c)| [v, c]).collect()]).collect();
+    let values: Vec<(f64, u64)> = forks.iter().flat_map(|h| h.histogram.iter().map(|&(v, c)| (v as f64, c))).collect();
+    if values.is_empty() {
+        return None;
+    }
+    let (mean, error) = mean_and_error(&values);
     let mut m = common(b, "sample");
     m.insert(
         "primaryMetric".into(),
         json!({
-            "score": l.mean,
-            "scoreError": "NaN",
-            "scoreConfidence": [l.percentiles.get("p50"), l.percentiles.get("p99")],
-            "scorePercentiles": percentiles,
+            "score": mean,
+            "scoreError": num(error),
+            "scoreConfidence": [num(mean - error), num(mean + error)],
+            "scorePercentiles": percentiles(values),
             "scoreUnit": "ns/op",
             "rawDataHistogram": histograms,
         }),
@@ -162,8 +206,25 @@ mod tests {
     }
 
     #[test]
-    fn nearest_rank_quantiles() {
-        let v = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!((quantile(&v, 0.0), quantile(&v, 0.5), quantile(&v, 0.9), quantile(&v, 1.0)), (1.0, 2.0, 4.0, 4.0));
+    fn percentiles_interpolate_as_commons_math() {
+        // By hand, position p (n + 1) / 100 over 1, 2, 3, 4: p25 at 1.25 -> 1.25; p50 at 2.5 -> 2.5;
+        // p90 at 4.5 -> the largest; p0 -> the smallest.
+        let v: Vec<(f64, u64)> = [1.0, 2.0, 3.0, 4.0].iter().map(|&x| (x, 1)).collect();
+        let got = [0.0, 25.0, 50.0, 90.0, 100.0].map(|p| percentile(&v, p));
+        assert_eq!(got, [1.0, 1.25, 2.5, 4.0, 4.0]);
+        // Counts: 10, 10, 20, 20 -> p50 at 2.5 is 15; 1..=10 -> p99 at 10.89 is 10, p30 at 3.3 is 3.3.
+        assert_eq!(percentile(&[(10.0, 2), (20.0, 2)], 50.0), 15.0);
+        let ten: Vec<(f64, u64)> = (1..=10).map(|x| (f64::from(x), 1)).collect();
+        assert_eq!(percentile(&ten, 99.0), 10.0);
+        assert!((percentile(&ten, 30.0) - 3.3).abs() < 1e-12);
+    }
+
+    #[test]
+    fn errors_are_numbers_from_two_values_and_nan_below() {
+        // 2, 4: mean 3, sd sqrt(2), t(0.9995, 1) = 636.619: error 636.619 * sqrt(2) / sqrt(2).
+        let (mean, error) = mean_and_error(&[(2.0, 1), (4.0, 1)]);
+        assert_eq!(mean, 3.0);
+        assert!((error - 636.6192).abs() < 1e-3, "{error}");
+        assert!(mean_and_error(&[(2.0, 1)]).1.is_nan());
     }
 }

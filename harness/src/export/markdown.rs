@@ -22,7 +22,7 @@ pub fn cells(b: &Benchmark) -> [String; 8] {
             }
             None => b.skipped.as_ref().map_or("-".into(), |_| "skipped".into()),
         },
-        format!("{}/{}", b.forks_ok(), b.forks.len()),
+        format!("{}/{}", b.forks_ok(), b.timed_forks()),
         b.instructions
             .as_ref()
             .map_or("-".into(), |i| format!("{}{:.1}", if i.deterministic { "" } else { "~" }, i.per_op)),

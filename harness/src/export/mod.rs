@@ -3,6 +3,7 @@
 
 mod bmf;
 mod csv;
+mod gab;
 mod jmh;
 pub mod markdown;
 
@@ -19,6 +20,9 @@ pub enum Format {
     Csv,
     /// One table row per case.
     Markdown,
+    /// github-action-benchmark's custom format: throughput as `customBiggerIsBetter`, or with
+    /// `--metric instructions` as `customSmallerIsBetter`.
+    Gab,
 }
 
 /// Turns a report into the bytes of one format.
@@ -27,14 +31,20 @@ pub trait Exporter {
     fn export(&self, report: &Report) -> anyhow::Result<String>;
 }
 
-/// The exporter of `format`.
-pub fn exporter(format: Format) -> Box<dyn Exporter> {
+/// The exporter of `format`; `metric` picks the series of the formats that hold one.
+pub fn exporter(format: Format, metric: crate::compare::Metric) -> Box<dyn Exporter> {
     match format {
         Format::Jmh => Box::new(jmh::Jmh),
         Format::Bmf => Box::new(bmf::Bmf),
         Format::Csv => Box::new(csv::Csv),
         Format::Markdown => Box::new(markdown::Markdown),
+        Format::Gab => Box::new(gab::Gab { metric }),
     }
+}
+
+/// The github-action-benchmark `tool` for a `--format gab` export of `metric`.
+pub fn gab_tool(metric: crate::compare::Metric) -> &'static str {
+    gab::tool(metric)
 }
 
 /// `k=v,...` of a case's params, with `threads=N` when it ran several measurers.
@@ -96,6 +106,7 @@ pub(crate) mod fixture {
             per_op: 5597.4,
             min_per_op: 5597.4,
             max_per_op: 5597.4,
+            median_per_op: None,
             identical: None,
             deterministic: true,
         });

@@ -56,6 +56,20 @@ pub struct Meta {
     /// two runs made apart can tell a change of the machine's speed from a change of the code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canary: Option<Canary>,
+    /// `harness merge`: the parts this report was joined from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<MergeInfo>,
+}
+
+/// How a merged report was joined.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct MergeInfo {
+    /// The part reports, as given.
+    pub parts: Vec<String>,
+    /// Merged with `--force` despite differences.
+    pub forced: bool,
+    /// Every way the parts differed (empty unless forced).
+    pub differences: Vec<String>,
 }
 
 /// The drift canary of a run.
@@ -187,6 +201,9 @@ pub struct RunSettings {
     /// `--baseline-bin`, when the run was an A/B run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_bin: Option<String>,
+    /// `--shard K/N`: this report holds one share of the cases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
     /// `--forks auto`: fork pairs were added until each case was decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialSettings>,
@@ -239,6 +256,7 @@ impl Meta {
             baseline: None,
             system: crate::report::system::SystemChecks::collect(),
             canary: None,
+            merged: None,
         }
     }
 

@@ -185,6 +185,9 @@ pub struct InstructionSummary {
     pub min_per_op: f64,
     /// Largest per-op count over the forks.
     pub max_per_op: f64,
+    /// Median per-op count over the forks (what `compare --metric instructions` compares).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_per_op: Option<f64>,
     /// Whether every fork counted exactly the same; null with a single fork (not known).
     pub identical: Option<bool>,
     /// The workload declares its ops deterministic. When false (clock reads, other threads,
@@ -193,6 +196,11 @@ pub struct InstructionSummary {
 }
 
 impl InstructionSummary {
+    /// The median per-op count, or the first fork's in reports that predate the median.
+    pub fn median(&self) -> f64 {
+        self.median_per_op.unwrap_or(self.per_op)
+    }
+
     /// The summary of the ok instruction forks, if any counted.
     pub fn from_forks(forks: &[Fork]) -> Option<InstructionSummary> {
         let counts: Vec<InstructionCount> =
@@ -206,6 +214,7 @@ impl InstructionSummary {
             per_op: first.per_op(),
             min_per_op: per_op.iter().copied().fold(f64::INFINITY, f64::min),
             max_per_op: per_op.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            median_per_op: stats::summarize(&per_op).map(|s| s.median),
             identical: (counts.len() > 1).then(|| counts.iter().all(|c| c.total == first.total)),
             deterministic: first.deterministic,
         })
@@ -444,9 +453,14 @@ impl Benchmark {
         }
     }
 
-    /// Number of forks that finished ok.
+    /// Number of timed forks that finished ok (instruction forks are not forks of the score).
     pub fn forks_ok(&self) -> usize {
-        self.forks.iter().filter(|f| f.status == ForkStatus::Ok).count()
+        self.forks.iter().filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time).count()
+    }
+
+    /// Number of timed forks that ran, ok or not.
+    pub fn timed_forks(&self) -> usize {
+        self.forks.iter().filter(|f| f.kind == ForkKind::Time).count()
     }
 }
 
