@@ -73,7 +73,7 @@ fn compare_gives_verdicts_and_refuses_mismatched_runs() {
     assert_eq!(code(&same), 0, "{}", stderr(&same));
     let text = stdout(&same);
     assert_eq!(text.matches("no change").count(), 2, "{text}");
-    assert!(text.contains("Welch's t-test on the log fork means"), "{text}");
+    assert!(text.contains("Welch's t-test on the log fork medians"), "{text}");
 
     let slow = compare(&[base.as_os_str(), slower.as_os_str(), "--fail-on-regression".as_ref()]);
     assert_eq!(code(&slow), 3, "{}", stderr(&slow));

@@ -2,7 +2,7 @@
 //! a fork-level t-test and a verdict.
 //!
 //! The unit of replication is the fork (a process): each ok timed fork contributes the log of
-//! its mean ops/s. Two separate reports are compared with Welch's t-test on those logs; an A/B
+//! its median iteration ops/s (robust to an iteration the host preempted). Two separate reports are compared with Welch's t-test on those logs; an A/B
 //! report (`run --baseline-bin`) with a paired t-test on the log ratio of each fork pair, at the
 //! nominal level of its sequential plan when it ran with `--forks auto`. A case is called faster
 //! or slower only when the test rejects "no difference" (the interval excludes 1) and the ratio
@@ -77,15 +77,15 @@ impl Verdict {
 pub struct Row {
     /// `name[params]`.
     pub label: String,
-    /// Mean ops/s in the base report.
+    /// Base ops/s: the geometric mean of the fork medians (the report's score for missing cases).
     pub base: Option<f64>,
-    /// Mean ops/s in the new report.
+    /// New ops/s, likewise.
     pub new: Option<f64>,
     /// The fork-level test: ratio new/base, its interval and p-value.
     pub test: Option<ForkTest>,
     /// Ok timed forks on each side.
     pub forks: (usize, usize),
-    /// A/B runs: new/base of the fork means, per fork pair, in fork order.
+    /// A/B runs: new/base of the fork medians, per fork pair, in fork order.
     pub pairs: Vec<f64>,
     /// Verdict.
     pub verdict: Verdict,
@@ -142,24 +142,26 @@ fn ok_timed(forks: &[Fork]) -> impl Iterator<Item = (u32, Vec<f64>)> + '_ {
         .filter(|(_, v): &(u32, Vec<f64>)| !v.is_empty())
 }
 
-/// (fork index, mean ops/s) of every ok timed fork.
-pub fn fork_means(forks: &[Fork]) -> Vec<(u32, f64)> {
-    ok_timed(forks).map(|(i, v)| (i, v.iter().sum::<f64>() / v.len() as f64)).collect()
+/// (fork index, median iteration ops/s) of every ok timed fork: the number each fork
+/// contributes to a comparison.
+pub fn fork_medians(forks: &[Fork]) -> Vec<(u32, f64)> {
+    ok_timed(forks).filter_map(|(i, v)| Some((i, crate::stats::summarize(&v)?.median))).collect()
 }
 
-/// new/base of the fork means of each fork pair (the same fork index on both sides, both ok).
+/// new/base of the fork medians of each fork pair (the same fork index on both sides, both ok).
 pub fn pair_ratios(base: &[Fork], new: &[Fork]) -> Vec<f64> {
-    let base = fork_means(base);
-    fork_means(new)
+    let base = fork_medians(base);
+    fork_medians(new)
         .into_iter()
         .filter_map(|(i, n)| base.iter().find(|(j, _)| *j == i).map(|(_, b)| n / b))
         .filter(|r| r.is_finite() && *r > 0.0)
         .collect()
 }
 
-fn grand_mean(forks: &[Fork]) -> Option<f64> {
-    let all: Vec<f64> = fork_samples(forks).into_iter().flatten().collect();
-    (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64)
+/// Geometric mean of the fork medians: the level the ratio compares.
+fn level_of(forks: &[Fork]) -> Option<f64> {
+    let m = fork_medians(forks);
+    (!m.is_empty()).then(|| (m.iter().map(|(_, v)| v.ln()).sum::<f64>() / m.len() as f64).exp())
 }
 
 /// The verdict of `test` at `level` against the band.
@@ -182,21 +184,21 @@ fn verdict(test: Option<&ForkTest>, level: f64, band: f64, forks: (usize, usize)
 /// Compares one case of two separate runs (Welch's t on log fork means) at `level`.
 pub fn compare_case(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
     let (b, n): (Vec<f64>, Vec<f64>) =
-        (fork_means(base).into_iter().map(|m| m.1).collect(), fork_means(new).into_iter().map(|m| m.1).collect());
+        (fork_medians(base).into_iter().map(|m| m.1).collect(), fork_medians(new).into_iter().map(|m| m.1).collect());
     let test = welch(&b, &n, 1.0 - level);
     let forks = (b.len(), n.len());
     let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, forks);
-    Row { label, base: grand_mean(base), new: grand_mean(new), test, forks, pairs: vec![], verdict }
+    Row { label, base: level_of(base), new: level_of(new), test, forks, pairs: vec![], verdict }
 }
 
 /// Compares one case of an A/B run (paired t on the log ratio of each fork pair) at `level`.
 pub fn compare_pairs(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
     let pairs = pair_ratios(base, new);
     let test = paired(&pairs, 1.0 - level);
-    let forks = (fork_means(base).len(), fork_means(new).len());
+    let forks = (fork_medians(base).len(), fork_medians(new).len());
     let units = if pairs.is_empty() { (forks.0.min(1), forks.1.min(1)) } else { forks };
     let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, units);
-    Row { label, base: grand_mean(base), new: grand_mean(new), test, forks, pairs, verdict }
+    Row { label, base: level_of(base), new: level_of(new), test, forks, pairs, verdict }
 }
 
 fn sampled(r: &Report) -> bool {
@@ -289,15 +291,15 @@ pub fn legend(c: &Comparison) -> String {
     let band = c.options.noise_band_pct;
     let mut out = match (&c.sequential, c.paired) {
         (Some(p), _) => format!(
-            "Paired t-test on the log ratio of each fork pair, sequential (--forks auto, {}..{} pairs): every look tests at {:.4} so that a false alarm at any look has chance {}; faster/slower only when significant and beyond ±{band}%.\n",
+            "Paired t-test on the log ratio of each fork pair's medians, sequential (--forks auto, {}..{} pairs): every look tests at {:.4} so that a false alarm at any look has chance {}; faster/slower only when significant and beyond ±{band}%.\n",
             p.min_pairs, p.max_pairs, p.nominal_alpha, p.alpha
         ),
         (None, true) => format!(
-            "Paired t-test on the log ratio of each fork pair (alpha {}); faster/slower only when significant and beyond ±{band}%.\n",
+            "Paired t-test on the log ratio of each fork pair's medians (alpha {}); faster/slower only when significant and beyond ±{band}%.\n",
             c.options.alpha
         ),
         (None, false) => format!(
-            "Welch's t-test on the log fork means (alpha {}); faster/slower only when significant and beyond ±{band}%.\n",
+            "Welch's t-test on the log fork medians (alpha {}); ops/s are geometric means of the fork medians; faster/slower only when significant and beyond ±{band}%.\n",
             c.options.alpha
         ),
     };

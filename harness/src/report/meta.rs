@@ -86,7 +86,7 @@ pub struct Canary {
 pub struct CanaryReading {
     /// `start` or `end`.
     pub at: String,
-    /// Mean ops/s of the fork's iterations.
+    /// Median ops/s of the fork's iterations.
     pub ops_per_sec: f64,
     /// Ops/s of each measured iteration.
     pub iterations: Vec<f64>,

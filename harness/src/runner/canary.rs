@@ -12,10 +12,13 @@ use std::time::Duration;
 
 /// The reference workload.
 const WORKLOAD: &str = "baseline/canary";
-/// Measured iterations per canary fork.
-const ITERATIONS: u32 = 5;
-/// Length of each iteration (and of the one warmup iteration).
-const ITERATION: Duration = Duration::from_millis(50);
+/// Measured iterations per canary fork: many short ones, whose median shrugs off the 100 ms
+/// stalls a shared host inflicts.
+const ITERATIONS: u32 = 12;
+/// Length of each measured iteration.
+const ITERATION: Duration = Duration::from_millis(25);
+/// Length of the one warmup iteration.
+const WARMUP: Duration = Duration::from_millis(50);
 
 fn task() -> Task {
     Task {
@@ -24,7 +27,7 @@ fn task() -> Task {
         params: Default::default(),
         fork_index: 0,
         warmup_iterations: 1,
-        warmup_nanos: ITERATION.as_nanos() as u64,
+        warmup_nanos: WARMUP.as_nanos() as u64,
         iterations: ITERATIONS,
         iteration_nanos: ITERATION.as_nanos() as u64,
         database_url: String::new(),
@@ -51,8 +54,8 @@ pub fn measure(report: &mut Report, ctx: &RunContext<'_>, progress: &Progress, a
             "drift canary ({at}) failed: {why}; `harness compare` cannot tell machine drift for this run"
         ));
     }
-    let reading =
-        CanaryReading { at: at.into(), ops_per_sec: rates.iter().sum::<f64>() / rates.len() as f64, iterations: rates };
+    let median = crate::stats::summarize(&rates).map_or(f64::NAN, |s| s.median);
+    let reading = CanaryReading { at: at.into(), ops_per_sec: median, iterations: rates };
     report
         .meta
         .canary

@@ -1,7 +1,7 @@
 //! Tests whose unit is the fork: a process is the unit of replication, so each fork contributes
 //! one number, the log of its mean throughput, and iterations only make that number precise.
 //!
-//! - Two separate runs: [`welch`], Welch's t-test on the log fork means of each side.
+//! - Two separate runs: [`welch`], Welch's t-test on the log fork values (medians) of each side.
 //! - An A/B run: [`paired`], a one-sample t-test on the log ratio new/base of each fork pair
 //!   (baseline fork i and this build's fork i ran back to back).
 //!
@@ -65,7 +65,7 @@ fn t_result(diff: f64, se: f64, df: f64, confidence: f64, units: (usize, usize))
     ForkTest { ratio: diff.exp(), lower: (diff - q * se).exp(), upper: (diff + q * se).exp(), p_value, df, units }
 }
 
-/// Welch's t-test on the logs of the fork means of two separate runs; the ratio is new/base.
+/// Welch's t-test on the logs of the fork values of two separate runs; the ratio is new/base.
 /// `None` with fewer than two forks on either side or a non-positive mean.
 /// Matches `scipy.stats.ttest_ind(log(new), log(base), equal_var=False)`.
 pub fn welch(base: &[f64], new: &[f64], confidence: f64) -> Option<ForkTest> {
