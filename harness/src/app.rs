@@ -20,7 +20,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::List(args) => list(&args),
         Command::Run(args) => run_benchmarks(&args),
         Command::Env(args) => env(&args),
-        Command::Compare(args) => compare(&args),
+        Command::Compare(args) => crate::gate::compare(&args),
         Command::Noise(args) => noise(&args),
         Command::Export(args) => export(&args),
         Command::Docs(args) => docs(&args),
@@ -28,7 +28,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn read_report(path: &std::path::Path, which: &str) -> Result<Report, BadInput> {
+/// Reads a report file; a missing or foreign file is bad input naming it.
+pub(crate) fn read_report(path: &std::path::Path, which: &str) -> Result<Report, BadInput> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| BadInput(format!("cannot read {which} report {}: {e}", path.display())))?;
     serde_json::from_str(&text).map_err(|e| {
@@ -37,131 +38,6 @@ fn read_report(path: &std::path::Path, which: &str) -> Result<Report, BadInput> 
             path.display()
         ))
     })
-}
-
-/// What a comparison printed and how the gate ends.
-struct Gate {
-    text: String,
-    markdown: String,
-    /// Labels of the cases that fail the gate (regressed, or missing from NEW).
-    failing: Vec<String>,
-}
-
-fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
-    use crate::compare::Metric;
-    if let Some(path) = &args.markdown {
-        write::check_writable(path).map_err(|e| {
-            BadInput(format!("cannot write --markdown '{}': {e}; choose a writable path", path.display()))
-        })?;
-    }
-    let base = read_report(&args.base, "base")?;
-    let new = args.new.as_ref().map(|p| read_report(p, "new")).transpose()?;
-    if let Some(new) = &new {
-        let diffs = crate::compare::differences(&base, new, args.metric);
-        for d in &diffs {
-            eprintln!("{}: {d}", if args.force { "warning: compared anyway" } else { "differs" });
-        }
-        if !diffs.is_empty() && !args.force {
-            return Err(BadInput(format!(
-                "the reports differ in {} way(s) listed above: compare runs made alike, or pass --force to compare anyway",
-                diffs.len()
-            ))
-            .into());
-        }
-    }
-    let gate = match args.metric {
-        Metric::Throughput => throughput_gate(args, &base, new.as_ref())?,
-        Metric::Instructions => instruction_gate(args, &base, new.as_ref())?,
-    };
-    print!("{}", gate.text);
-    if let Some(path) = &args.markdown {
-        write::write_bytes_atomic(path, gate.markdown.as_bytes())?;
-    }
-    if gate.failing.is_empty() {
-        return Ok(ExitCode::SUCCESS);
-    }
-    let what = format!("{} case(s) fail the gate: {}", gate.failing.len(), gate.failing.join(", "));
-    if args.warn_only {
-        eprintln!("warning (--warn-only): {what}");
-        return Ok(ExitCode::SUCCESS);
-    }
-    eprintln!("regression: {what}");
-    Ok(ExitCode::from(crate::EXIT_REGRESSION))
-}
-
-/// Labels of cases only in BASE, unless `--allow-missing`.
-fn missing_cases<'a>(args: &crate::cli::CompareArgs, labels: impl Iterator<Item = &'a str>) -> Vec<String> {
-    if args.allow_missing { vec![] } else { labels.map(|l| format!("{l} (missing in new)")).collect() }
-}
-
-fn throughput_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&Report>) -> Result<Gate, BadInput> {
-    use crate::compare::throughput::{self, Verdict};
-    let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
-    let c = match new {
-        Some(new) => throughput::compare(base, new, options),
-        None if base.benchmarks.iter().all(|b| b.baseline_forks.is_empty()) => {
-            return Err(BadInput(format!(
-                "{} holds one build only: pass two reports (BASE.json NEW.json), or make an A/B report with `harness run --baseline-bin PATH`",
-                args.base.display()
-            )));
-        }
-        None => throughput::compare_sides(base, options),
-    };
-    let text = if args.json { throughput::render_json(&c) } else { throughput::render_text(&c) };
-    let mut failing = vec![];
-    if args.fail_on_regression {
-        let untested: Vec<&str> = c
-            .rows
-            .iter()
-            .filter(|r| matches!(r.verdict, Verdict::NoData | Verdict::TooFewForks))
-            .map(|r| r.label.as_str())
-            .collect();
-        if !untested.is_empty() {
-            print!("{text}");
-            return Err(BadInput(format!(
-                "--fail-on-regression: {} case(s) could not be tested ({}): the gate measured nothing there; give each side at least 2 ok forks (--forks 5), or drop them with --filter",
-                untested.len(),
-                untested.join(", ")
-            )));
-        }
-        failing.extend(c.rows.iter().filter(|r| r.verdict == Verdict::Slower).map(|r| r.label.clone()));
-        failing.extend(missing_cases(
-            args,
-            c.rows.iter().filter(|r| r.verdict == Verdict::Missing).map(|r| r.label.as_str()),
-        ));
-    }
-    Ok(Gate { text, markdown: throughput::render_markdown(&c), failing })
-}
-
-fn instruction_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&Report>) -> Result<Gate, BadInput> {
-    use crate::compare::instructions::{self, Limits, Verdict};
-    let Some(new) = new else {
-        return Err(BadInput(
-            "--metric instructions needs two reports (BASE.json NEW.json): A/B runs count instructions for this build only"
-                .into(),
-        ));
-    };
-    let thresholds = match &args.thresholds {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| BadInput(format!("cannot read --thresholds {}: {e}", path.display())))?;
-            instructions::Thresholds::parse(&text)
-                .map_err(|e| BadInput(format!("invalid --thresholds {}: {e}", path.display())))?
-        }
-        None => instructions::Thresholds::default(),
-    };
-    let limits = Limits { deterministic_pct: args.max_regression, varying_pct: args.max_regression_varying };
-    let c = instructions::compare(base, new, limits, &thresholds);
-    let no_counts = c.labels(Verdict::NoData);
-    if !no_counts.is_empty() || c.rows.iter().all(|r| r.base.is_none() && r.new.is_none()) {
-        let shown = if no_counts.is_empty() { "every case".to_string() } else { no_counts.join(", ") };
-        return Err(BadInput(format!(
-            "--metric instructions: no instruction counts for {shown} in one or both reports: make both with `harness run --instructions`; a gate that measured nothing cannot pass"
-        )));
-    }
-    let mut failing: Vec<String> = c.labels(Verdict::Regressed).into_iter().map(String::from).collect();
-    failing.extend(missing_cases(args, c.labels(Verdict::Missing).into_iter()));
-    Ok(Gate { text: instructions::render_text(&c), markdown: instructions::render_markdown(&c), failing })
 }
 
 fn export(args: &crate::cli::ExportArgs) -> anyhow::Result<ExitCode> {
@@ -441,16 +317,7 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let cases = with_threads(cases, &args.threads)?;
     let (fork_count, sequential) = forks(args)?;
     let settings = settings(args, config, fork_count);
-    let cases = match args.shard {
-        Some(shard) => {
-            let planned = settings.forks as u64
-                * (settings.warmup_nanos * settings.warmup_iterations as u64
-                    + settings.iteration_nanos * settings.iterations as u64);
-            let mine = crate::shard::assign(&vec![planned; cases.len()], shard);
-            mine.into_iter().map(|i| cases[i].clone()).collect()
-        }
-        None => cases,
-    };
+    let cases = shard_cases(cases, args.shard, &settings);
     let out = args.out.clone().unwrap_or_else(|| default_out(&config_name));
     write::check_writable(&out)
         .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", out.display())))?;
@@ -469,14 +336,7 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         false => None,
     };
 
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-        // A second signal while the first is being handled ends the parent at once; workers
-        // die with it (parent-death signal).
-        signal_hook::flag::register_conditional_shutdown(sig, i32::from(EXIT_INTERRUPTED), Arc::clone(&stop))?;
-        signal_hook::flag::register(sig, Arc::clone(&stop))?;
-    }
-
+    let stop = stop_on_signals()?;
     let sides = if baseline.is_some() { 2 } else { 1 };
     let forks_per_case = u64::from(settings.forks) * sides + instructions.as_ref().map_or(0, |i| u64::from(i.forks));
     let progress = Progress::new(args.quiet, cases.len() as u64 * forks_per_case);
@@ -491,25 +351,11 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let run_settings = RunSettings {
-        forks: settings.forks,
-        warmup_iterations: settings.warmup_iterations,
-        warmup_nanos: settings.warmup_nanos,
-        iterations: settings.iterations,
-        iteration_nanos: settings.iteration_nanos,
-        fork_timeout_nanos: settings.fork_timeout_nanos,
         filters: args.select.filter.clone(),
         params: params.iter().map(|p| p.raw.clone()).collect(),
-        database_url: crate::redact::redact(&args.database_url),
-        redis_url: crate::redact::redact(&args.select.redis_url),
-        instructions: args.instructions,
-        instr_ops: args.instr_ops,
-        alloc: args.alloc,
-        pin: args.pin.as_ref().map(|p| p.text.clone()),
-        threads: args.threads.clone(),
-        mode: if args.mode == crate::cli::Mode::Sample { "sample" } else { "throughput" }.into(),
         baseline_bin: baseline.as_ref().map(|b| b.path.clone()),
         sequential: sequential.clone(),
-        shard: args.shard.map(|s| s.to_string()),
+        ..run_settings(args, &settings)
     };
     let report = Report {
         schema_version: SCHEMA_VERSION,
@@ -541,27 +387,75 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let skipped = crate::preflight::check(&cases, &args.database_url);
     let report = runner::run(&cases, &skipped, report, &ctx, &progress)?;
 
-    print!("{}", summary::render(&report));
-    print!("{}", crate::noise::render(&crate::noise::diagnose_all(&report, 0.01), 0.01));
+    Ok(finish(args, &report, &out))
+}
+
+/// Prints the summary, the noise report, warnings and (A/B runs) the comparison; the exit code.
+fn finish(args: &RunArgs, report: &Report, out: &std::path::Path) -> ExitCode {
+    print!("{}", summary::render(report));
+    print!("{}", crate::noise::render(&crate::noise::diagnose_all(report, 0.01), 0.01));
     for w in &report.meta.system.warnings {
         eprintln!("warning: {w}");
     }
-    if baseline.is_some() {
+    if let Some(path) = &args.baseline_bin {
         use crate::compare::throughput;
-        println!(
-            "\nA/B: baseline {} (new = this build)",
-            args.baseline_bin.as_deref().unwrap_or_else(|| std::path::Path::new("?")).display()
-        );
+        println!("\nA/B: baseline {} (new = this build)", path.display());
         let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
-        print!("{}", throughput::render_text(&throughput::compare_sides(&report, options)));
+        print!("{}", throughput::render_text(&throughput::compare_sides(report, options)));
     }
     eprintln!("report: {}", out.display());
-    Ok(match report.status {
+    match report.status {
         RunStatus::Interrupted => {
             eprintln!("interrupted: the report keeps every finished fork");
             ExitCode::from(EXIT_INTERRUPTED)
         }
-        _ if runner::any_failed(&report) => ExitCode::from(EXIT_FAILED),
+        _ if runner::any_failed(report) => ExitCode::from(EXIT_FAILED),
         _ => ExitCode::SUCCESS,
-    })
+    }
+}
+
+/// `--shard K/N`: this runner's share of `cases`, dealt by planned time.
+fn shard_cases(cases: Vec<Case>, shard: Option<crate::shard::Shard>, settings: &CaseSettings) -> Vec<Case> {
+    let Some(shard) = shard else { return cases };
+    let planned = u64::from(settings.forks)
+        * (settings.warmup_nanos * u64::from(settings.warmup_iterations)
+            + settings.iteration_nanos * u64::from(settings.iterations));
+    crate::shard::assign(&vec![planned; cases.len()], shard).into_iter().map(|i| cases[i].clone()).collect()
+}
+
+/// Ctrl-C, SIGTERM and SIGHUP set the returned flag; a second signal ends the parent at once
+/// (workers die with it: parent-death signal).
+fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+        signal_hook::flag::register_conditional_shutdown(sig, i32::from(EXIT_INTERRUPTED), Arc::clone(&stop))?;
+        signal_hook::flag::register(sig, Arc::clone(&stop))?;
+    }
+    Ok(stop)
+}
+
+/// The settings a report records, from the command line and the resolved case settings
+/// (selection, baseline and sequential plan filled in by the caller).
+fn run_settings(args: &RunArgs, settings: &CaseSettings) -> RunSettings {
+    RunSettings {
+        forks: settings.forks,
+        warmup_iterations: settings.warmup_iterations,
+        warmup_nanos: settings.warmup_nanos,
+        iterations: settings.iterations,
+        iteration_nanos: settings.iteration_nanos,
+        fork_timeout_nanos: settings.fork_timeout_nanos,
+        filters: vec![],
+        params: vec![],
+        database_url: crate::redact::redact(&args.database_url),
+        redis_url: crate::redact::redact(&args.select.redis_url),
+        instructions: args.instructions,
+        instr_ops: args.instr_ops,
+        alloc: args.alloc,
+        pin: args.pin.as_ref().map(|p| p.text.clone()),
+        threads: args.threads.clone(),
+        mode: if args.mode == crate::cli::Mode::Sample { "sample" } else { "throughput" }.into(),
+        baseline_bin: None,
+        sequential: None,
+        shard: args.shard.map(|s| s.to_string()),
+    }
 }

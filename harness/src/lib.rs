@@ -7,6 +7,7 @@ pub mod compare;
 pub mod docs;
 pub mod export;
 pub mod format;
+pub mod gate;
 pub mod noise;
 pub mod pin;
 pub mod plan;

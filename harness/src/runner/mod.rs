@@ -98,7 +98,7 @@ pub fn run(
 /// The order of the two builds in fork pair `pair` of an A/B run: A B, then B A, then A B…
 /// (ABBA), so that a drift linear in time weighs on both builds alike.
 pub fn pair_order(pair: u32) -> [Side; 2] {
-    if pair % 2 == 0 { [Side::Baseline, Side::Current] } else { [Side::Current, Side::Baseline] }
+    if pair.is_multiple_of(2) { [Side::Baseline, Side::Current] } else { [Side::Current, Side::Baseline] }
 }
 
 /// Runs the last case's forks: its timed forks (in ABBA pairs for A/B runs, until decided with

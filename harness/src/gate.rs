@@ -1,0 +1,135 @@
+//! `harness compare` as a gate: throughput or instructions, and the exit code a CI job acts on.
+//! A gate fails closed: a case it could not measure is an error (exit 2), never a pass; a case
+//! missing from the new report fails (exit 3) unless `--allow-missing`; `--warn-only` turns a
+//! failure into a warning.
+
+use crate::BadInput;
+use crate::app::read_report;
+use crate::report::{Report, write};
+use std::process::ExitCode;
+
+/// What a comparison printed and how the gate ends.
+struct Gate {
+    text: String,
+    markdown: String,
+    /// Labels of the cases that fail the gate (regressed, or missing from NEW).
+    failing: Vec<String>,
+}
+
+/// `harness compare`: prints the comparison, writes `--markdown`, and exits 0, 2 or 3.
+pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
+    use crate::compare::Metric;
+    if let Some(path) = &args.markdown {
+        write::check_writable(path).map_err(|e| {
+            BadInput(format!("cannot write --markdown '{}': {e}; choose a writable path", path.display()))
+        })?;
+    }
+    let base = read_report(&args.base, "base")?;
+    let new = args.new.as_ref().map(|p| read_report(p, "new")).transpose()?;
+    if let Some(new) = &new {
+        let diffs = crate::compare::differences(&base, new, args.metric);
+        for d in &diffs {
+            eprintln!("{}: {d}", if args.force { "warning: compared anyway" } else { "differs" });
+        }
+        if !diffs.is_empty() && !args.force {
+            return Err(BadInput(format!(
+                "the reports differ in {} way(s) listed above: compare runs made alike, or pass --force to compare anyway",
+                diffs.len()
+            ))
+            .into());
+        }
+    }
+    let gate = match args.metric {
+        Metric::Throughput => throughput_gate(args, &base, new.as_ref())?,
+        Metric::Instructions => instruction_gate(args, &base, new.as_ref())?,
+    };
+    print!("{}", gate.text);
+    if let Some(path) = &args.markdown {
+        write::write_bytes_atomic(path, gate.markdown.as_bytes())?;
+    }
+    if gate.failing.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let what = format!("{} case(s) fail the gate: {}", gate.failing.len(), gate.failing.join(", "));
+    if args.warn_only {
+        eprintln!("warning (--warn-only): {what}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!("regression: {what}");
+    Ok(ExitCode::from(crate::EXIT_REGRESSION))
+}
+
+/// Labels of cases only in BASE, unless `--allow-missing`.
+fn missing_cases<'a>(args: &crate::cli::CompareArgs, labels: impl Iterator<Item = &'a str>) -> Vec<String> {
+    if args.allow_missing { vec![] } else { labels.map(|l| format!("{l} (missing in new)")).collect() }
+}
+
+fn throughput_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&Report>) -> Result<Gate, BadInput> {
+    use crate::compare::throughput::{self, Verdict};
+    let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
+    let c = match new {
+        Some(new) => throughput::compare(base, new, options),
+        None if base.benchmarks.iter().all(|b| b.baseline_forks.is_empty()) => {
+            return Err(BadInput(format!(
+                "{} holds one build only: pass two reports (BASE.json NEW.json), or make an A/B report with `harness run --baseline-bin PATH`",
+                args.base.display()
+            )));
+        }
+        None => throughput::compare_sides(base, options),
+    };
+    let text = if args.json { throughput::render_json(&c) } else { throughput::render_text(&c) };
+    let mut failing = vec![];
+    if args.fail_on_regression {
+        let untested: Vec<&str> = c
+            .rows
+            .iter()
+            .filter(|r| matches!(r.verdict, Verdict::NoData | Verdict::TooFewForks))
+            .map(|r| r.label.as_str())
+            .collect();
+        if !untested.is_empty() {
+            print!("{text}");
+            return Err(BadInput(format!(
+                "--fail-on-regression: {} case(s) could not be tested ({}): the gate measured nothing there; give each side at least 2 ok forks (--forks 5), or drop them with --filter",
+                untested.len(),
+                untested.join(", ")
+            )));
+        }
+        failing.extend(c.rows.iter().filter(|r| r.verdict == Verdict::Slower).map(|r| r.label.clone()));
+        failing.extend(missing_cases(
+            args,
+            c.rows.iter().filter(|r| r.verdict == Verdict::Missing).map(|r| r.label.as_str()),
+        ));
+    }
+    Ok(Gate { text, markdown: throughput::render_markdown(&c), failing })
+}
+
+fn instruction_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&Report>) -> Result<Gate, BadInput> {
+    use crate::compare::instructions::{self, Limits, Verdict};
+    let Some(new) = new else {
+        return Err(BadInput(
+            "--metric instructions needs two reports (BASE.json NEW.json): A/B runs count instructions for this build only"
+                .into(),
+        ));
+    };
+    let thresholds = match &args.thresholds {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| BadInput(format!("cannot read --thresholds {}: {e}", path.display())))?;
+            instructions::Thresholds::parse(&text)
+                .map_err(|e| BadInput(format!("invalid --thresholds {}: {e}", path.display())))?
+        }
+        None => instructions::Thresholds::default(),
+    };
+    let limits = Limits { deterministic_pct: args.max_regression, varying_pct: args.max_regression_varying };
+    let c = instructions::compare(base, new, limits, &thresholds);
+    let no_counts = c.labels(Verdict::NoData);
+    if !no_counts.is_empty() || c.rows.iter().all(|r| r.base.is_none() && r.new.is_none()) {
+        let shown = if no_counts.is_empty() { "every case".to_string() } else { no_counts.join(", ") };
+        return Err(BadInput(format!(
+            "--metric instructions: no instruction counts for {shown} in one or both reports: make both with `harness run --instructions`; a gate that measured nothing cannot pass"
+        )));
+    }
+    let mut failing: Vec<String> = c.labels(Verdict::Regressed).into_iter().map(String::from).collect();
+    failing.extend(missing_cases(args, c.labels(Verdict::Missing).into_iter()));
+    Ok(Gate { text: instructions::render_text(&c), markdown: instructions::render_markdown(&c), failing })
+}
