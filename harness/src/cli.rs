@@ -151,6 +151,10 @@ pub struct CompareArgs {
     /// Print the comparison as JSON instead of a table (throughput).
     #[arg(long)]
     pub json: bool,
+    /// Show only the cases that changed or could not be compared (the summary line still
+    /// counts every case).
+    #[arg(long)]
+    pub only_changed: bool,
     /// Also write the comparison as Markdown (for a CI job summary).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,

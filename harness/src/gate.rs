@@ -77,7 +77,16 @@ fn throughput_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&R
         }
         None => throughput::compare_sides(base, options),
     };
-    let text = if args.json { throughput::render_json(&c) } else { throughput::render_text(&c) };
+    let summary = throughput::summary_line(&c);
+    let mut shown = c.clone();
+    if args.only_changed {
+        shown.retain_changed();
+    }
+    let text = if args.json {
+        throughput::render_json(&shown)
+    } else {
+        format!("{}{summary}\n", throughput::render_text(&shown))
+    };
     let mut failing = vec![];
     if args.fail_on_regression {
         let untested: Vec<&str> = c
@@ -100,7 +109,7 @@ fn throughput_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&R
             c.rows.iter().filter(|r| r.verdict == Verdict::Missing).map(|r| r.label.as_str()),
         ));
     }
-    Ok(Gate { text, markdown: throughput::render_markdown(&c), failing })
+    Ok(Gate { text, markdown: throughput::render_markdown(&shown), failing })
 }
 
 fn instruction_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&Report>) -> Result<Gate, BadInput> {
@@ -131,5 +140,11 @@ fn instruction_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&
     }
     let mut failing: Vec<String> = c.labels(Verdict::Regressed).into_iter().map(String::from).collect();
     failing.extend(missing_cases(args, c.labels(Verdict::Missing).into_iter()));
-    Ok(Gate { text: instructions::render_text(&c), markdown: instructions::render_markdown(&c), failing })
+    let summary = c.summary_line();
+    let mut shown = c;
+    if args.only_changed {
+        shown.retain_changed();
+    }
+    let text = format!("{}{summary}\n", instructions::render_text(&shown));
+    Ok(Gate { text, markdown: instructions::render_markdown(&shown), failing })
 }

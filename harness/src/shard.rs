@@ -57,27 +57,27 @@ pub fn assign(planned: &[u64], shard: Shard) -> Vec<usize> {
 /// machine shape and toolchain.
 fn part_differences(first: &Report, part: &Report) -> Vec<String> {
     let mut out = crate::compare::differences(first, part, crate::compare::Metric::Throughput);
-    let (a, b) = (&first.meta, &part.meta);
     let mut check = |what: &str, x: String, y: String| {
         if x != y {
             out.push(format!("{what}: {x} vs {y}"));
         }
     };
-    check("commit", format!("{:?}", a.git.commit), format!("{:?}", b.git.commit));
+    let commit = |r: &Report| r.meta.git.commit.clone().unwrap_or_else(|| "unknown".into());
+    check("commit", commit(first), commit(part));
     let setting = |r: &Report, f: &dyn Fn(&crate::report::meta::RunSettings) -> String| {
         r.meta.settings.as_ref().map_or("unknown".into(), f)
     };
-    check("--filter", setting(first, &|s| format!("{:?}", s.filters)), setting(part, &|s| format!("{:?}", s.filters)));
+    let filters = |s: &crate::report::meta::RunSettings| crate::compare::list(&s.filters);
+    check("--filter", setting(first, &filters), setting(part, &filters));
     check(
         "--instructions",
         setting(first, &|s| s.instructions.to_string()),
         setting(part, &|s| s.instructions.to_string()),
     );
-    check(
-        "--shard count",
-        setting(first, &|s| format!("{:?}", s.shard.as_deref().and_then(|x| x.split_once('/')).map(|p| p.1))),
-        setting(part, &|s| format!("{:?}", s.shard.as_deref().and_then(|x| x.split_once('/')).map(|p| p.1))),
-    );
+    let count = |s: &crate::report::meta::RunSettings| {
+        s.shard.as_deref().and_then(|x| x.split_once('/')).map_or("none".into(), |p| p.1.to_string())
+    };
+    check("--shard count", setting(first, &count), setting(part, &count));
     out
 }
 

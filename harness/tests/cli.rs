@@ -77,6 +77,19 @@ fn bad_input_is_one_line_exit_2_and_measures_nothing() {
     refused(&["run", "--time", "0s"], "must be longer than zero");
     refused(&["run", "--fork-timeout", "soon"], "--fork-timeout");
     refused(&["run", "--bogus"], "--bogus");
+    refused(&["run", "--instr-ops", "5"], "the following required arguments were not provided: --instructions");
+    refused(&["export", "r.json", "--format", "xml"], "[possible values: jmh, bmf, csv, markdown, gab]");
+}
+
+#[test]
+fn a_bad_environment_variable_is_named() {
+    let out = harness().args(["run", "smoke"]).env("HARNESS_FORKS", "abc").output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(code(&out), 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("'abc' for '--forks") && err.contains("environment variable HARNESS_FORKS"), "{err}");
+    let out = harness().args(["run", "smoke", "--forks", "abc"]).output().unwrap();
+    assert!(!stderr(&out).contains("environment variable"), "{}", stderr(&out));
 }
 
 #[test]

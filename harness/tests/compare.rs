@@ -84,6 +84,11 @@ fn compare_gives_verdicts_and_refuses_mismatched_runs() {
     );
     assert!(text.lines().any(|l| l.starts_with("baseline/busy_loop") && l.contains("no change")), "{text}");
     assert!(stderr(&slow).contains("fail the gate: baseline/noop"), "{}", stderr(&slow));
+    assert!(text.trim_end().lines().last().unwrap().starts_with("1 slower, 0 faster, "), "{text}");
+    let only = compare(&[base.as_os_str(), slower.as_os_str(), "--only-changed".as_ref()]);
+    let only_text = stdout(&only);
+    assert!(only_text.contains("baseline/noop") && !only_text.contains("baseline/busy_loop"), "{only_text}");
+    assert!(only_text.contains("1 slower, 0 faster"), "{only_text}");
     // Without --fail-on-regression a slower case is reported, not gated; --warn-only exits 0.
     assert_eq!(code(&compare(&[base.as_os_str(), slower.as_os_str()])), 0);
     let warned =

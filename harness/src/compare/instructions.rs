@@ -127,6 +127,24 @@ impl Comparison {
         self.rows.iter().any(|r| r.verdict == Verdict::Regressed)
     }
 
+    /// Counts of the verdicts, one line.
+    pub fn summary_line(&self) -> String {
+        let n = |v: Verdict| self.labels(v).len();
+        format!(
+            "{} regressed, {} improved, {} unchanged, {} missing in new, {} new",
+            n(Verdict::Regressed),
+            n(Verdict::Improved),
+            n(Verdict::Unchanged),
+            n(Verdict::Missing),
+            n(Verdict::Extra)
+        )
+    }
+
+    /// Keeps only the cases that changed or cannot be compared (`--only-changed`).
+    pub fn retain_changed(&mut self) {
+        self.rows.retain(|r| r.verdict != Verdict::Unchanged);
+    }
+
     /// Labels of the cases with the verdict `v`.
     pub fn labels(&self, v: Verdict) -> Vec<&str> {
         self.rows.iter().filter(|r| r.verdict == v).map(|r| r.label.as_str()).collect()

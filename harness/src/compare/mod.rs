@@ -63,21 +63,22 @@ pub fn differences(base: &Report, new: &Report, metric: Metric) -> Vec<String> {
         }
     };
     let (b, n) = (&base.meta, &new.meta);
-    check("configuration", format!("{:?}", b.configuration), format!("{:?}", n.configuration));
+    let config = |c: &Option<String>| c.clone().unwrap_or_else(|| "none".into());
+    check("configuration", config(&b.configuration), config(&n.configuration));
     let (bs, ns) = (b.settings.as_ref(), n.settings.as_ref());
     let field = |s: Option<&crate::report::meta::RunSettings>,
                  f: &dyn Fn(&crate::report::meta::RunSettings) -> String| {
         s.map_or("unknown".to_string(), f)
     };
-    check("-p params", field(bs, &|s| format!("{:?}", s.params)), field(ns, &|s| format!("{:?}", s.params)));
+    check("-p params", field(bs, &|s| list(&s.params)), field(ns, &|s| list(&s.params)));
     check("--database-url", field(bs, &|s| s.database_url.clone()), field(ns, &|s| s.database_url.clone()));
     check("--redis-url", field(bs, &|s| s.redis_url.clone()), field(ns, &|s| s.redis_url.clone()));
     match metric {
         Metric::Instructions => {
             check(
                 "--instr-ops",
-                field(bs, &|s| format!("{:?}", s.instr_ops)),
-                field(ns, &|s| format!("{:?}", s.instr_ops)),
+                field(bs, &|s| s.instr_ops.map_or("default".into(), |n| n.to_string())),
+                field(ns, &|s| s.instr_ops.map_or("default".into(), |n| n.to_string())),
             );
         }
         Metric::Throughput => {
@@ -91,8 +92,12 @@ pub fn differences(base: &Report, new: &Report, metric: Metric) -> Vec<String> {
             check("--iterations", field(bs, &|s| s.iterations.to_string()), field(ns, &|s| s.iterations.to_string()));
             check("--time", field(bs, &|s| nanos(s.iteration_nanos)), field(ns, &|s| nanos(s.iteration_nanos)));
             check("--alloc", field(bs, &|s| s.alloc.to_string()), field(ns, &|s| s.alloc.to_string()));
-            check("--pin", field(bs, &|s| format!("{:?}", s.pin)), field(ns, &|s| format!("{:?}", s.pin)));
-            check("--threads", field(bs, &|s| format!("{:?}", s.threads)), field(ns, &|s| format!("{:?}", s.threads)));
+            let pin = |s: &crate::report::meta::RunSettings| s.pin.clone().unwrap_or_else(|| "none".into());
+            check("--pin", field(bs, &pin), field(ns, &pin));
+            let threads = |s: &crate::report::meta::RunSettings| {
+                s.threads.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+            };
+            check("--threads", field(bs, &threads), field(ns, &threads));
             check("--mode", field(bs, &|s| s.mode.clone()), field(ns, &|s| s.mode.clone()));
         }
     }
@@ -107,6 +112,11 @@ pub fn differences(base: &Report, new: &Report, metric: Metric) -> Vec<String> {
     check("build profile", b.build_profile.clone(), n.build_profile.clone());
     check("target", b.target.clone(), n.target.clone());
     out
+}
+
+/// Items as people write them on a command line: `a b`, or `none`.
+pub fn list(items: &[String]) -> String {
+    if items.is_empty() { "none".into() } else { items.join(" ") }
 }
 
 fn nanos(n: u64) -> String {
@@ -194,7 +204,7 @@ mod tests {
         new.meta.cpu.model = "Other CPU".into();
         let d = differences(&base, &new, Metric::Throughput);
         assert_eq!(d.len(), 3, "{d:?}");
-        assert!(d[0].starts_with("configuration: base Some(\"smoke\"), new Some(\"main\")"), "{d:?}");
+        assert!(d[0].starts_with("configuration: base smoke, new main"), "{d:?}");
         assert!(d.iter().any(|l| l.starts_with("rustc:")) && d.iter().any(|l| l.starts_with("cpu:")), "{d:?}");
     }
 }

@@ -66,6 +66,20 @@ impl Verdict {
         }
     }
 
+    /// The verdict as a stable token for scripts (`compare --json`).
+    pub fn token(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoChange => "no_change",
+            Verdict::WithinBand => "within_band",
+            Verdict::TooFewForks => "too_few_forks",
+            Verdict::Missing => "missing",
+            Verdict::Extra => "extra",
+            Verdict::NoData => "no_data",
+        }
+    }
+
     /// Faster or slower.
     pub fn is_difference(self) -> bool {
         matches!(self, Verdict::Faster | Verdict::Slower)
@@ -120,6 +134,11 @@ impl Comparison {
     pub fn machine_changed(&self) -> bool {
         let band = self.options.noise_band_pct / 100.0;
         self.canary.is_some_and(|c| (c - 1.0).abs() > band)
+    }
+
+    /// Keeps only the cases that changed or cannot be compared (`--only-changed`).
+    pub fn retain_changed(&mut self) {
+        self.rows.retain(|r| !matches!(r.verdict, Verdict::NoChange | Verdict::WithinBand));
     }
 
     fn verdict_text(&self, v: Verdict) -> String {
@@ -362,7 +381,7 @@ pub fn render_json(c: &Comparison) -> String {
                 "p_value": r.test.map(|t| t.p_value),
                 "forks": [r.forks.0, r.forks.1],
                 "pairs": r.pairs,
-                "verdict": format!("{:?}", r.verdict).to_lowercase(),
+                "verdict": r.verdict.token(),
                 "text": c.verdict_text(r.verdict),
             })
         })

@@ -44,13 +44,13 @@ fn environment(source: &str, r: &Report) -> String {
         line(
             "settings",
             format!(
-                "{} fork(s); warmup {} × {}; {} iteration(s) × {}; threads {:?}; mode {}{}{}",
+                "{} fork(s); warmup {} × {}; {} iteration(s) × {}; threads {}; mode {}{}{}",
                 s.forks,
                 s.warmup_iterations,
                 humantime::format_duration(std::time::Duration::from_nanos(s.warmup_nanos)),
                 s.iterations,
                 humantime::format_duration(std::time::Duration::from_nanos(s.iteration_nanos)),
-                s.threads,
+                s.threads.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
                 s.mode,
                 if s.instructions { "; instruction counts (callgrind)" } else { "" },
                 if s.alloc { "; allocation counts" } else { "" },

@@ -53,6 +53,16 @@ mod tests {
         let p = dir.join("fake-harness");
         std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // Another test thread may fork while the file is open for writing, and its child holds
+        // the descriptor until it execs: running the script then fails with ETXTBSY. Wait it out.
+        for _ in 0..100 {
+            match std::process::Command::new(&p).output() {
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                _ => break,
+            }
+        }
         p
     }
 

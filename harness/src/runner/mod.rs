@@ -227,7 +227,8 @@ fn run_fork(
         }
     }
     if let Some(f) = &fork.failure {
-        progress.warn(&format!("{label} fork {fork_index}: {:?}: {}", f.kind, f.message));
+        let kind = serde_json::to_value(f.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        progress.warn(&format!("{label} fork {fork_index}: {kind}: {}", f.message));
     }
     progress.fork_finished(label, &fork, forks);
     fork
