@@ -192,6 +192,7 @@ fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
         ("protocol", meta.protocol_version.to_string()),
         ("commit", meta.git.commit.clone().unwrap_or_else(|| "unknown".into())),
         ("dirty", meta.git.dirty.map_or("unknown".into(), |d| d.to_string())),
+        ("built", meta.git.built_at.clone().unwrap_or_else(|| "unknown".into())),
         ("rustc", meta.rustc.clone()),
         ("profile", meta.build_profile.clone()),
         ("target", meta.target.clone()),

@@ -17,7 +17,7 @@ Configurations: main (everything), smoke (everything except Redis; short), sql, 
 
 /// Measures declared persistence workloads, one fresh child process per fork.
 #[derive(Debug, Parser)]
-#[command(name = "harness", version, about, after_help = AFTER_HELP)]
+#[command(name = "harness", version = crate::report::meta::long_version(), about, after_help = AFTER_HELP)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]

@@ -56,6 +56,10 @@ pub struct Meta {
     /// two runs made apart can tell a change of the machine's speed from a change of the code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canary: Option<Canary>,
+    /// The checkout the binary was built from, as it was at run time, when it no longer matches
+    /// `git` (another commit, or new edits): the numbers are the built source's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkout_at_run: Option<Git>,
     /// `harness merge`: the parts this report was joined from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<MergeInfo>,
@@ -117,13 +121,60 @@ pub struct BaselineBuild {
     pub build_profile: String,
 }
 
-/// Commit and dirty state of the source tree the harness was built from.
+/// Commit and dirty state of the source tree the harness was built from, read when it was built.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Git {
-    /// Commit hash, or null outside a git checkout.
+    /// Commit hash, or null when built outside a git checkout.
     pub commit: Option<String>,
-    /// Uncommitted changes present; null when unknown.
+    /// Uncommitted changes to the built source (harness/, workloads/, Cargo.toml, Cargo.lock);
+    /// null when unknown.
     pub dirty: Option<bool>,
+    /// When the binary was built (RFC 3339 UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub built_at: Option<String>,
+}
+
+/// The source this binary was built from (embedded by `build.rs`).
+pub fn build_git() -> Git {
+    let commit = Some(env!("HARNESS_GIT_COMMIT")).filter(|c| !c.is_empty()).map(String::from);
+    let dirty = match env!("HARNESS_GIT_DIRTY") {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => commit.as_ref().map(|_| false),
+    };
+    let secs: u64 = env!("HARNESS_BUILT_AT").parse().unwrap_or(0);
+    let built_at = (secs > 0).then(|| {
+        humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)).to_string()
+    });
+    Git { commit, dirty, built_at }
+}
+
+/// `harness --version`: the crate version, the commit it was built from and when.
+pub fn long_version() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let g = build_git();
+        let commit = g.commit.as_deref().map_or("unknown commit".to_string(), |c| c.chars().take(12).collect());
+        let dirty = if g.dirty == Some(true) { " (dirty)" } else { "" };
+        let when = g.built_at.as_deref().map_or(String::new(), |t| format!(", built {t}"));
+        format!("{} ({commit}{dirty}{when}; {})", env!("CARGO_PKG_VERSION"), env!("HARNESS_RUSTC_VERSION"))
+    })
+}
+
+/// A warning when the checkout the binary was built from now holds another commit, or holds
+/// edits the build did not.
+pub fn source_drift(built: &Git, now: &Git) -> Option<String> {
+    let (Some(b), Some(n)) = (built.commit.as_deref(), now.commit.as_deref()) else { return None };
+    if b != n {
+        return Some(format!(
+            "this binary was built from commit {} but the checkout is now at {}: the report names the built commit; rebuild to measure the checkout",
+            &b[..b.len().min(12)],
+            &n[..n.len().min(12)]
+        ));
+    }
+    (now.dirty == Some(true) && built.dirty == Some(false)).then(|| {
+        "the checkout has uncommitted edits this binary was not built with: rebuild to measure them".to_string()
+    })
 }
 
 /// Operating system.
@@ -238,7 +289,8 @@ impl Meta {
         Meta {
             harness_version: env!("CARGO_PKG_VERSION").into(),
             protocol_version: PROTOCOL_VERSION,
-            git: git(Path::new(env!("CARGO_MANIFEST_DIR"))),
+            git: build_git(),
+            checkout_at_run: Some(checkout_now()).filter(|now| source_drift(&build_git(), now).is_some()),
             rustc: env!("HARNESS_RUSTC_VERSION").into(),
             build_profile: build_profile().into(),
             target: env!("HARNESS_TARGET").into(),
@@ -279,9 +331,15 @@ pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
+/// The checkout the binary was built from, as it is now (for [`source_drift`]).
+pub fn checkout_now() -> Git {
+    git(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")))
+}
+
 fn git(dir: &Path) -> Git {
     let run = |args: &[&str]| {
         Command::new("git")
+            .arg("--no-optional-locks")
             .arg("-C")
             .arg(dir)
             .args(args)
@@ -291,9 +349,20 @@ fn git(dir: &Path) -> Git {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
     let commit = run(&["rev-parse", "HEAD"]);
-    let dirty =
-        commit.as_ref().and_then(|_| run(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty()));
-    Git { commit, dirty }
+    let dirty = commit.as_ref().and_then(|_| {
+        run(&[
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            "harness",
+            "workloads",
+            "Cargo.toml",
+            "Cargo.lock",
+        ])
+        .map(|s| !s.is_empty())
+    });
+    Git { commit, dirty, built_at: None }
 }
 
 fn read(path: impl AsRef<Path>) -> Option<String> {
@@ -381,5 +450,29 @@ mod tests {
         assert!(m.cpu.logical_cpus >= 1);
         assert!(m.load_average_start.is_some());
         assert!(!m.target.is_empty());
+    }
+
+    #[test]
+    fn a_moved_or_edited_checkout_is_told_from_the_built_source() {
+        let git = |c: &str, dirty: bool| Git { commit: Some(c.into()), dirty: Some(dirty), built_at: None };
+        assert_eq!(source_drift(&git("aaaa", false), &git("aaaa", false)), None);
+        let moved = source_drift(&git("aaaa", false), &git("bbbb", false)).unwrap();
+        assert!(moved.contains("built from commit aaaa but the checkout is now at bbbb"), "{moved}");
+        assert!(source_drift(&git("aaaa", false), &git("aaaa", true)).unwrap().contains("uncommitted edits"));
+        assert_eq!(source_drift(&git("aaaa", true), &git("aaaa", true)), None, "built dirty: nothing new to say");
+        let unknown = Git { commit: None, dirty: None, built_at: None };
+        assert_eq!(source_drift(&unknown, &git("aaaa", false)), None);
+    }
+
+    #[test]
+    fn the_build_records_its_commit_and_time() {
+        let g = build_git();
+        // Built inside this repository's checkout: a 40-hex commit and a build time.
+        if let Some(c) = &g.commit {
+            assert_eq!(c.len(), 40, "{c}");
+            assert!(g.dirty.is_some());
+        }
+        assert!(g.built_at.as_deref().is_some_and(|t| t.ends_with('Z')), "{g:?}");
+        assert!(long_version().starts_with(env!("CARGO_PKG_VERSION")), "{}", long_version());
     }
 }

@@ -112,6 +112,9 @@ impl SystemChecks {
 /// The warnings a run's metadata calls for, one line each.
 pub fn warnings(meta: &super::Meta) -> Vec<String> {
     let mut w = vec![];
+    if let Some(drift) = meta.checkout_at_run.as_ref().and_then(|now| super::meta::source_drift(&meta.git, now)) {
+        w.push(drift);
+    }
     if meta.build_profile != "release" {
         w.push("debug build: its numbers are meaningless; build with --release".to_string());
     }

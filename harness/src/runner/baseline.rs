@@ -38,7 +38,11 @@ pub fn probe(path: &Path) -> Result<BaselineBuild, BadInput> {
         path: shown.to_string(),
         harness_version: text("harness_version"),
         protocol_version: PROTOCOL_VERSION,
-        git: Git { commit: value["git"]["commit"].as_str().map(String::from), dirty: value["git"]["dirty"].as_bool() },
+        git: Git {
+            commit: value["git"]["commit"].as_str().map(String::from),
+            dirty: value["git"]["dirty"].as_bool(),
+            built_at: value["git"]["built_at"].as_str().map(String::from),
+        },
         rustc: text("rustc"),
         build_profile: text("build_profile"),
     })
