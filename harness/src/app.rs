@@ -216,11 +216,16 @@ fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
 
 /// Fork pairs of an A/B run when `--forks` is not given: enough for the paired test to answer.
 const DEFAULT_AB_FORKS: u32 = 5;
+/// `--min-forks` and `--max-forks` when not given.
+const DEFAULT_AUTO_FORKS: (u32, u32) = (5, 30);
+
+/// `--forks auto`: the recorded budget and the plan its looks test by.
+type Sequential = (SequentialSettings, SequentialPlan);
 
 /// The forks per case (the budget with `--forks auto`) and the sequential plan, checked.
-fn forks(args: &RunArgs) -> Result<(u32, Option<SequentialSettings>), BadInput> {
+fn forks(args: &RunArgs) -> Result<(u32, Option<Sequential>), BadInput> {
     let ab = args.baseline_bin.is_some();
-    if args.forks != Some(ForkCount::Auto) && (args.min_forks != 5 || args.max_forks != 30) {
+    if args.forks != Some(ForkCount::Auto) && (args.min_forks.is_some() || args.max_forks.is_some()) {
         return Err(BadInput("--min-forks and --max-forks set the budget of --forks auto: add --forks auto".into()));
     }
     match args.forks {
@@ -229,21 +234,22 @@ fn forks(args: &RunArgs) -> Result<(u32, Option<SequentialSettings>), BadInput> 
                 .into(),
         )),
         Some(ForkCount::Auto) => {
-            if args.max_forks < args.min_forks {
+            let min_forks = args.min_forks.unwrap_or(DEFAULT_AUTO_FORKS.0);
+            let max_forks = args.max_forks.unwrap_or(DEFAULT_AUTO_FORKS.1);
+            if max_forks < min_forks {
                 return Err(BadInput(format!(
-                    "--max-forks {} is below --min-forks {}: raise --max-forks",
-                    args.max_forks, args.min_forks
+                    "--max-forks {max_forks} is below --min-forks {min_forks}: raise --max-forks"
                 )));
             }
-            let plan = SequentialPlan::new(args.alpha, args.min_forks as usize, args.max_forks as usize);
+            let plan = SequentialPlan::new(args.alpha, min_forks as usize, max_forks as usize);
             let settings = SequentialSettings {
-                min_forks: args.min_forks,
-                max_forks: args.max_forks,
+                min_forks,
+                max_forks,
                 alpha: args.alpha,
                 nominal_alpha: plan.nominal_alpha,
                 noise_band_pct: args.noise_band,
             };
-            Ok((args.max_forks, Some(settings)))
+            Ok((max_forks, Some((settings, plan))))
         }
         Some(ForkCount::Fixed(n)) => Ok((n, None)),
         None if ab => Ok((DEFAULT_AB_FORKS, None)),
@@ -352,10 +358,9 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let run_settings = RunSettings {
-        filters: args.select.filter.clone(),
         params: params.iter().map(|p| p.raw.clone()).collect(),
         baseline_bin: baseline.as_ref().map(|b| b.path.clone()),
-        sequential: sequential.clone(),
+        sequential: sequential.as_ref().map(|s| s.0.clone()),
         ..run_settings(args, &settings)
     };
     let report = Report {
@@ -380,9 +385,7 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         count_allocations: args.alloc,
         sample: args.mode == crate::cli::Mode::Sample,
         instructions,
-        sequential: sequential.map(|s| {
-            (SequentialPlan::new(s.alpha, s.min_forks as usize, s.max_forks as usize), s.noise_band_pct / 100.0)
-        }),
+        sequential: sequential.map(|(s, plan)| (plan, s.noise_band_pct / 100.0)),
         stop: &stop,
     };
     let skipped = crate::preflight::check(&cases, &args.database_url);
@@ -436,7 +439,7 @@ fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
 }
 
 /// The settings a report records, from the command line and the resolved case settings
-/// (selection, baseline and sequential plan filled in by the caller).
+/// (the parsed params, the probed baseline and the sequential plan filled in by the caller).
 fn run_settings(args: &RunArgs, settings: &CaseSettings) -> RunSettings {
     RunSettings {
         forks: settings.forks,
@@ -445,7 +448,7 @@ fn run_settings(args: &RunArgs, settings: &CaseSettings) -> RunSettings {
         iterations: settings.iterations,
         iteration_nanos: settings.iteration_nanos,
         fork_timeout_nanos: settings.fork_timeout_nanos,
-        filters: vec![],
+        filters: args.select.filter.clone(),
         params: vec![],
         database_url: crate::redact::redact(&args.database_url),
         redis_url: crate::redact::redact(&args.select.redis_url),

@@ -198,12 +198,12 @@ pub struct RunArgs {
     /// runs only) adds fork pairs until each case is decided or --max-forks is reached.
     #[arg(long, env = "HARNESS_FORKS", value_name = "N|auto", value_parser = fork_count, allow_negative_numbers = true)]
     pub forks: Option<ForkCount>,
-    /// With --forks auto: fork pairs before the first look.
-    #[arg(long, value_name = "N", default_value_t = 5, value_parser = at_least_two)]
-    pub min_forks: u32,
-    /// With --forks auto: the budget of fork pairs per case.
-    #[arg(long, value_name = "N", default_value_t = 30, value_parser = at_least_two)]
-    pub max_forks: u32,
+    /// With --forks auto: fork pairs before the first look [default: 5].
+    #[arg(long, value_name = "N", value_parser = at_least_two)]
+    pub min_forks: Option<u32>,
+    /// With --forks auto: the budget of fork pairs per case [default: 30].
+    #[arg(long, value_name = "N", value_parser = at_least_two)]
+    pub max_forks: Option<u32>,
     /// A/B runs: ratios within ±PCT% are "no change"; with --forks auto, the band a case's
     /// interval must clear (or fall inside) to be decided.
     #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = percentage)]

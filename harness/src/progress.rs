@@ -88,18 +88,18 @@ impl Progress {
         label: &str,
         pairs: usize,
         test: Option<&crate::stats::fork_test::ForkTest>,
-        decision: crate::stats::sequential::Decision,
+        stop: Option<crate::stats::sequential::SequentialStop>,
     ) {
-        use crate::stats::sequential::Decision;
+        use crate::stats::sequential::SequentialStop;
         let standing = match test {
             Some(t) => format!("new/base {:.3} ({:.3}..{:.3})", t.ratio, t.lower, t.upper),
             None => "no interval yet".into(),
         };
-        let what = match decision {
-            Decision::Continue => "adding a pair",
-            Decision::Outside => "decided: outside the noise band",
-            Decision::Inside => "decided: inside the noise band",
-            Decision::Undecided => "budget spent, undecided",
+        let what = match stop {
+            None => "adding a pair",
+            Some(SequentialStop::OutsideBand) => "decided: outside the noise band",
+            Some(SequentialStop::InsideBand) => "decided: inside the noise band",
+            Some(SequentialStop::BudgetSpent) => "budget spent, undecided",
         };
         let line = format!("{label}: {pairs} pair(s), {standing}; {what}");
         match self {

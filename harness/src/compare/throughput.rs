@@ -1,14 +1,15 @@
-//! Wall-clock throughput, case by case: the ratio NEW/BASE of the fork means with an interval,
-//! a fork-level t-test and a verdict.
+//! Wall-clock throughput, case by case: the ratio NEW/BASE of the fork medians with an
+//! interval, a fork-level t-test and a verdict.
 //!
 //! The unit of replication is the fork (a process): each ok timed fork contributes the log of
-//! its median iteration ops/s (robust to an iteration the host preempted). Two separate reports are compared with Welch's t-test on those logs; an A/B
-//! report (`run --baseline-bin`) with a paired t-test on the log ratio of each fork pair, at the
-//! nominal level of its sequential plan when it ran with `--forks auto`. A case is called faster
-//! or slower only when the test rejects "no difference" (the interval excludes 1) and the ratio
-//! lies beyond the noise band; "no change (within ±band)" when the interval lies inside the band.
-//! Separate runs also compare their drift canaries: where the machine itself changed speed
-//! beyond the band, every verdict says so.
+//! its median iteration ops/s (robust to an iteration the host preempted). Two separate reports
+//! are compared with Welch's t-test on those logs; an A/B report (`run --baseline-bin`) with a
+//! paired t-test on the log ratio of each fork pair, at the nominal level of its sequential plan
+//! when it ran with `--forks auto`. A case is called faster or slower only when the test rejects
+//! "no difference" (the interval excludes 1) and the ratio lies beyond the noise band; "no
+//! change (within ±band)" when the interval lies inside the band. Separate runs also compare
+//! their drift canaries: where the machine itself changed speed beyond the band, every verdict
+//! says so.
 
 use super::case_pairs;
 use crate::format::si;
@@ -169,18 +170,20 @@ pub fn fork_medians(forks: &[Fork]) -> Vec<(u32, f64)> {
 
 /// new/base of the fork medians of each fork pair (the same fork index on both sides, both ok).
 pub fn pair_ratios(base: &[Fork], new: &[Fork]) -> Vec<f64> {
-    let base = fork_medians(base);
-    fork_medians(new)
-        .into_iter()
-        .filter_map(|(i, n)| base.iter().find(|(j, _)| *j == i).map(|(_, b)| n / b))
+    ratios_by_index(&fork_medians(base), &fork_medians(new))
+}
+
+fn ratios_by_index(base: &[(u32, f64)], new: &[(u32, f64)]) -> Vec<f64> {
+    new.iter()
+        .filter_map(|(i, n)| base.iter().find(|(j, _)| j == i).map(|(_, b)| n / b))
         .filter(|r| r.is_finite() && *r > 0.0)
         .collect()
 }
 
 /// Geometric mean of the fork medians: the level the ratio compares.
-fn level_of(forks: &[Fork]) -> Option<f64> {
-    let m = fork_medians(forks);
-    (!m.is_empty()).then(|| (m.iter().map(|(_, v)| v.ln()).sum::<f64>() / m.len() as f64).exp())
+fn geometric_mean(medians: &[(u32, f64)]) -> Option<f64> {
+    let n = medians.len();
+    (n > 0).then(|| (medians.iter().map(|(_, v)| v.ln()).sum::<f64>() / n as f64).exp())
 }
 
 /// The verdict of `test` at `level` against the band.
@@ -200,24 +203,25 @@ fn verdict(test: Option<&ForkTest>, level: f64, band: f64, forks: (usize, usize)
     }
 }
 
-/// Compares one case of two separate runs (Welch's t on log fork means) at `level`.
+/// Compares one case of two separate runs (Welch's t on log fork medians) at `level`.
 pub fn compare_case(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
-    let (b, n): (Vec<f64>, Vec<f64>) =
-        (fork_medians(base).into_iter().map(|m| m.1).collect(), fork_medians(new).into_iter().map(|m| m.1).collect());
-    let test = welch(&b, &n, 1.0 - level);
+    let (b, n) = (fork_medians(base), fork_medians(new));
+    let values = |m: &[(u32, f64)]| m.iter().map(|v| v.1).collect::<Vec<f64>>();
+    let test = welch(&values(&b), &values(&n), 1.0 - level);
     let forks = (b.len(), n.len());
     let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, forks);
-    Row { label, base: level_of(base), new: level_of(new), test, forks, pairs: vec![], verdict }
+    Row { label, base: geometric_mean(&b), new: geometric_mean(&n), test, forks, pairs: vec![], verdict }
 }
 
 /// Compares one case of an A/B run (paired t on the log ratio of each fork pair) at `level`.
 pub fn compare_pairs(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
-    let pairs = pair_ratios(base, new);
+    let (b, n) = (fork_medians(base), fork_medians(new));
+    let pairs = ratios_by_index(&b, &n);
     let test = paired(&pairs, 1.0 - level);
-    let forks = (fork_medians(base).len(), fork_medians(new).len());
+    let forks = (b.len(), n.len());
     let units = if pairs.is_empty() { (forks.0.min(1), forks.1.min(1)) } else { forks };
     let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, units);
-    Row { label, base: level_of(base), new: level_of(new), test, forks, pairs, verdict }
+    Row { label, base: geometric_mean(&b), new: geometric_mean(&n), test, forks, pairs, verdict }
 }
 
 fn sampled(r: &Report) -> bool {

@@ -14,21 +14,13 @@ pub struct Gab {
     pub metric: Metric,
 }
 
-/// The action's `tool` setting for `metric`.
-pub fn tool(metric: Metric) -> &'static str {
-    match metric {
-        Metric::Throughput => "customBiggerIsBetter",
-        Metric::Instructions => "customSmallerIsBetter",
-    }
-}
-
 impl Exporter for Gab {
     fn export(&self, report: &Report) -> anyhow::Result<String> {
         let entries: Vec<Value> = report
             .benchmarks
             .iter()
             .filter_map(|b| {
-                let name = format!("harness.{}", label(b).replacen('/', ".", 1));
+                let name = format!("{}{}", super::dotted_name(b), &label(b)[b.name.len()..]);
                 match self.metric {
                     Metric::Throughput => b.score.as_ref().map(|s| {
                         json!({
@@ -68,6 +60,5 @@ mod tests {
         let r = crate::export::fixture::report();
         insta::assert_snapshot!("gab_throughput", Gab { metric: Metric::Throughput }.export(&r).unwrap());
         insta::assert_snapshot!("gab_instructions", Gab { metric: Metric::Instructions }.export(&r).unwrap());
-        assert_eq!(tool(Metric::Throughput), "customBiggerIsBetter");
     }
 }

@@ -79,11 +79,6 @@ fn mean_and_error(values: &[(f64, u64)]) -> (f64, f64) {
     (mean, t * var.sqrt() / (n as f64).sqrt())
 }
 
-/// `harness.<group>.<workload>`.
-fn name(b: &Benchmark) -> String {
-    format!("harness.{}", b.name.replace('/', "."))
-}
-
 fn seconds(nanos: u64) -> String {
     format!("{} s", nanos as f64 / 1e9)
 }
@@ -91,7 +86,7 @@ fn seconds(nanos: u64) -> String {
 fn common(b: &Benchmark, mode: &str) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("jmhVersion".into(), json!(format!("harness {}", env!("CARGO_PKG_VERSION"))));
-    m.insert("benchmark".into(), json!(name(b)));
+    m.insert("benchmark".into(), json!(super::dotted_name(b)));
     m.insert("mode".into(), json!(mode));
     m.insert("threads".into(), json!(b.concurrency.as_ref().map_or(1, |c| c.count)));
     m.insert("forks".into(), json!(b.forks_ok()));

@@ -42,9 +42,10 @@ pub fn exporter(format: Format, metric: crate::compare::Metric) -> Box<dyn Expor
     }
 }
 
-/// The github-action-benchmark `tool` for a `--format gab` export of `metric`.
-pub fn gab_tool(metric: crate::compare::Metric) -> &'static str {
-    gab::tool(metric)
+/// `harness.<group>.<workload>`: a dotted name, for tools that group by the text before the last
+/// dot.
+pub fn dotted_name(b: &Benchmark) -> String {
+    format!("harness.{}", b.name.replace('/', "."))
 }
 
 /// `k=v,...` of a case's params, with `threads=N` when it ran several measurers.

@@ -38,11 +38,7 @@ pub fn probe(path: &Path) -> Result<BaselineBuild, BadInput> {
         path: shown.to_string(),
         harness_version: text("harness_version"),
         protocol_version: PROTOCOL_VERSION,
-        git: Git {
-            commit: value["git"]["commit"].as_str().map(String::from),
-            dirty: value["git"]["dirty"].as_bool(),
-            built_at: value["git"]["built_at"].as_str().map(String::from),
-        },
+        git: serde_json::from_value(value["git"].clone()).unwrap_or(Git { commit: None, dirty: None, built_at: None }),
         rustc: text("rustc"),
         build_profile: text("build_profile"),
     })

@@ -12,7 +12,7 @@ use crate::progress::Progress;
 use crate::protocol::{InstructionTask, PROTOCOL_VERSION, Task};
 use crate::report::{
     AllocSummary, Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, InstructionSummary, Report,
-    RunStatus, Score, SequentialStop, write,
+    RunStatus, Score, write,
 };
 use crate::stats::sequential::{self, SequentialPlan};
 use std::ffi::OsString;
@@ -124,9 +124,9 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
         if let Some((plan, band)) = &ctx.sequential {
             let b = report.benchmarks.last_mut().expect("entry exists");
             let ratios = crate::compare::throughput::pair_ratios(&b.baseline_forks, &b.forks);
-            let (test, decision) = sequential::decide(&ratios, plan, *band);
-            progress.interval(&label, ratios.len(), test.as_ref(), decision);
-            if let Some(stop) = SequentialStop::from_decision(decision) {
+            let (test, stop) = sequential::decide(&ratios, plan, *band);
+            progress.interval(&label, ratios.len(), test.as_ref(), stop);
+            if let Some(stop) = stop {
                 b.sequential_stop = Some(stop);
                 write::write_atomic(ctx.out, report)?;
                 break;

@@ -42,32 +42,30 @@ impl SequentialPlan {
     }
 }
 
-/// Where a sequential comparison stands after some pairs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Not decided and budget left: run another pair.
-    Continue,
-    /// The interval lies wholly outside the band: a difference.
-    Outside,
-    /// The interval lies wholly inside the band: no change.
-    Inside,
-    /// The budget is spent without a decision.
-    Undecided,
+/// Why a `--forks auto` case stopped adding fork pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SequentialStop {
+    /// The interval of the ratio lay wholly outside the noise band: a difference.
+    OutsideBand,
+    /// The interval lay wholly inside the noise band: no change.
+    InsideBand,
+    /// `--max-forks` pairs ran without a decision.
+    BudgetSpent,
 }
 
-/// The paired test of `ratios` at the plan's nominal level, and whether to go on.
-pub fn decide(ratios: &[f64], plan: &SequentialPlan, band: f64) -> (Option<ForkTest>, Decision) {
-    if ratios.len() < plan.min_pairs {
-        return (paired(ratios, 1.0 - plan.nominal_alpha), Decision::Continue);
-    }
+/// The paired test of `ratios` at the plan's nominal level, and why to stop (`None`: run
+/// another pair).
+pub fn decide(ratios: &[f64], plan: &SequentialPlan, band: f64) -> (Option<ForkTest>, Option<SequentialStop>) {
     let test = paired(ratios, 1.0 - plan.nominal_alpha);
-    let decision = match test {
-        Some(t) if t.outside_band(band) => Decision::Outside,
-        Some(t) if t.inside_band(band) => Decision::Inside,
-        _ if ratios.len() >= plan.max_pairs => Decision::Undecided,
-        _ => Decision::Continue,
+    let stop = match test {
+        _ if ratios.len() < plan.min_pairs => None,
+        Some(t) if t.outside_band(band) => Some(SequentialStop::OutsideBand),
+        Some(t) if t.inside_band(band) => Some(SequentialStop::InsideBand),
+        _ if ratios.len() >= plan.max_pairs => Some(SequentialStop::BudgetSpent),
+        _ => None,
     };
-    (test, decision)
+    (test, stop)
 }
 
 /// A standard normal draw (Box-Muller).
@@ -145,7 +143,7 @@ mod tests {
         loop {
             ratios.push((shift + sd * normal(rng)).exp());
             let (test, decision) = decide(&ratios, plan, band);
-            if decision != Decision::Continue {
+            if decision.is_some() {
                 return (test.expect("at least two pairs"), ratios.len());
             }
         }
