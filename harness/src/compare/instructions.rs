@@ -58,7 +58,7 @@ impl Default for Limits {
 }
 
 /// Default threshold of workloads whose counts vary run to run (clock reads, other threads,
-/// servers): their counts move by a few percent between two runs of one build (3.5% seen for
+/// servers): their counts move by a few percent between two runs of one build (3.5% once for
 /// `baseline/spawn_blocking_noop`), so a tighter default would cry wolf.
 pub const DEFAULT_VARYING_PCT: f64 = 10.0;
 
