@@ -378,6 +378,7 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let ctx = RunContext {
         worker_exe,
         baseline_exe: args.baseline_bin.clone(),
+        lockstep: args.interleave == crate::cli::Interleave::Iterations,
         pin: args.pin.clone(),
         out: &out,
         settings,
@@ -461,5 +462,9 @@ fn run_settings(args: &RunArgs, settings: &CaseSettings) -> RunSettings {
         baseline_bin: None,
         sequential: None,
         shard: args.shard.map(|s| s.to_string()),
+        interleave: args
+            .baseline_bin
+            .as_ref()
+            .map(|_| if args.interleave == crate::cli::Interleave::Iterations { "iterations" } else { "forks" }.into()),
     }
 }

@@ -250,6 +250,11 @@ pub struct RunArgs {
     /// example the target branch built in another worktree; the comparison is printed at the end.
     #[arg(long, value_name = "PATH")]
     pub baseline_bin: Option<PathBuf>,
+    /// A/B runs: `iterations` runs each fork pair side by side and alternates their iterations
+    /// (one worker measures at a time), so the machine's drift weighs on both builds alike;
+    /// `forks` runs one fork of the pair after the other.
+    #[arg(long, value_enum, default_value = "iterations", requires = "baseline_bin")]
+    pub interleave: Interleave,
     /// Pin every worker to these CPUs (sched_setaffinity), e.g. 1 or 0,2-3.
     #[arg(long, value_name = "CPUS", value_parser = crate::pin::parse_cpus)]
     pub pin: Option<crate::pin::CpuList>,
@@ -290,6 +295,15 @@ fn at_least_one(s: &str) -> Result<u32, String> {
         0 => Err("must be at least 1".into()),
         n => Ok(n),
     }
+}
+
+/// `--interleave`: what alternates between the two builds of an A/B run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Interleave {
+    /// Iterations: each fork pair runs side by side in lockstep.
+    Iterations,
+    /// Whole forks: one fork of the pair, then the other.
+    Forks,
 }
 
 /// `--forks`: a number, or `auto`.

@@ -1,16 +1,20 @@
 //! The versioned messages between the parent and a worker.
 //!
-//! The parent writes one [`Task`] as JSON to the worker's stdin. The worker answers on a
-//! dedicated pipe at fd [`RESULT_FD`] (never stdout), one JSON [`Message`] per line:
+//! The parent writes one [`Task`] as a line of JSON to the worker's stdin. The worker answers
+//! on a dedicated pipe at fd [`RESULT_FD`] (never stdout), one JSON [`Message`] per line:
 //! `hello` · `verified(before)` · `calibrated` · `iteration`… · `verified(after)` · `done`,
 //! or an `error` at the stage that failed. One message per finished iteration means a crash
 //! keeps every iteration that finished before it.
+//!
+//! A [`Task::lockstep`] worker (the two builds of an A/B pair, run side by side) says `ready`
+//! and waits for one byte on stdin before calibrating, before every iteration and before its
+//! closing check, so the parent can alternate the two workers' iterations.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped whenever a message or the task changes shape.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The worker's end of the result pipe.
 pub const RESULT_FD: i32 = 3;
@@ -48,6 +52,9 @@ pub struct Task {
     pub threads: u32,
     /// Sample-time mode: time individual ops (or small groups) into a latency histogram.
     pub sample: bool,
+    /// Wait for the parent's go (one byte on stdin, after a `ready`) before each step.
+    #[serde(default)]
+    pub lockstep: bool,
 }
 
 /// What an instruction-count fork runs.
@@ -190,6 +197,8 @@ pub enum Message {
         #[serde(default)]
         deterministic: bool,
     },
+    /// Lockstep only: the worker waits for one byte on stdin before its next step.
+    Ready,
     /// Everything finished, teardown included.
     Done,
     /// The worker failed at `stage` and will exit non-zero.

@@ -168,16 +168,29 @@ pub fn fork_medians(forks: &[Fork]) -> Vec<(u32, f64)> {
     ok_timed(forks).filter_map(|(i, v)| Some((i, crate::stats::summarize(&v)?.median))).collect()
 }
 
-/// new/base of the fork medians of each fork pair (the same fork index on both sides, both ok).
+/// new/base of each fork pair (the same fork index on both sides, both ok): for a pair run in
+/// lockstep, the median over iterations of the ratio of iteration *i* on both sides (each pair
+/// of iterations ran side by side); otherwise the ratio of the two forks' medians.
 pub fn pair_ratios(base: &[Fork], new: &[Fork]) -> Vec<f64> {
-    ratios_by_index(&fork_medians(base), &fork_medians(new))
-}
-
-fn ratios_by_index(base: &[(u32, f64)], new: &[(u32, f64)]) -> Vec<f64> {
-    new.iter()
-        .filter_map(|(i, n)| base.iter().find(|(j, _)| j == i).map(|(_, b)| n / b))
+    let lockstep = |forks: &[Fork], index: u32| forks.iter().any(|f| f.index == index && f.lockstep);
+    let base_forks: Vec<(u32, Vec<f64>)> = ok_timed(base).collect();
+    ok_timed(new)
+        .filter_map(|(i, n)| {
+            let (_, b) = base_forks.iter().find(|(j, _)| *j == i)?;
+            if lockstep(base, i) && lockstep(new, i) && b.len() == n.len() {
+                lockstep_ratio(b, &n)
+            } else {
+                Some(crate::stats::summarize(&n)?.median / crate::stats::summarize(b)?.median)
+            }
+        })
         .filter(|r| r.is_finite() && *r > 0.0)
         .collect()
+}
+
+/// The median of new/base over iterations run side by side (equal counts on both sides).
+fn lockstep_ratio(base: &[f64], new: &[f64]) -> Option<f64> {
+    let logs: Vec<f64> = base.iter().zip(new).map(|(b, n)| (n / b).ln()).filter(|x| x.is_finite()).collect();
+    Some(crate::stats::summarize(&logs)?.median.exp())
 }
 
 /// Geometric mean of the fork medians: the level the ratio compares.
@@ -213,10 +226,11 @@ pub fn compare_case(label: String, base: &[Fork], new: &[Fork], options: Options
     Row { label, base: geometric_mean(&b), new: geometric_mean(&n), test, forks, pairs: vec![], verdict }
 }
 
-/// Compares one case of an A/B run (paired t on the log ratio of each fork pair) at `level`.
+/// Compares one case of an A/B run (paired t on the log ratio of each fork pair, see
+/// [`pair_ratios`]) at `level`.
 pub fn compare_pairs(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
     let (b, n) = (fork_medians(base), fork_medians(new));
-    let pairs = ratios_by_index(&b, &n);
+    let pairs = pair_ratios(base, new);
     let test = paired(&pairs, 1.0 - level);
     let forks = (b.len(), n.len());
     let units = if pairs.is_empty() { (forks.0.min(1), forks.1.min(1)) } else { forks };
@@ -309,16 +323,19 @@ fn cells(r: &Row, c: &Comparison) -> Vec<String> {
     v
 }
 
+/// What one fork pair's ratio is, as the legend says it.
+const PAIR_RATIO: &str = "the median ratio of its side-by-side iterations, or of its forks' medians";
+
 /// What the verdicts mean and what to watch out for, printed under the table.
 pub fn legend(c: &Comparison) -> String {
     let band = c.options.noise_band_pct;
     let mut out = match (&c.sequential, c.paired) {
         (Some(p), _) => format!(
-            "Paired t-test on the log ratio of each fork pair's medians, sequential (--forks auto, {}..{} pairs): every look tests at {:.4} so that a false alarm at any look has chance {}; faster/slower only when significant and beyond ±{band}%.\n",
+            "Paired t-test on the log ratio of each fork pair ({PAIR_RATIO}), sequential (--forks auto, {}..{} pairs): every look tests at {:.4} so that a false alarm at any look has chance {}; faster/slower only when significant and beyond ±{band}%.\n",
             p.min_pairs, p.max_pairs, p.nominal_alpha, p.alpha
         ),
         (None, true) => format!(
-            "Paired t-test on the log ratio of each fork pair's medians (alpha {}); faster/slower only when significant and beyond ±{band}%.\n",
+            "Paired t-test on the log ratio of each fork pair ({PAIR_RATIO}; alpha {}); faster/slower only when significant and beyond ±{band}%.\n",
             c.options.alpha
         ),
         (None, false) => format!(
@@ -437,6 +454,24 @@ mod tests {
 
     fn scaled(xs: &[f64], k: f64) -> Vec<f64> {
         xs.iter().map(|v| v * k).collect()
+    }
+
+    #[test]
+    fn lockstep_pairs_take_the_median_of_their_iteration_ratios() {
+        // Base and new drift together iteration by iteration; one iteration of new was hit by a
+        // stall. Side by side, every ratio but that one is 0.97; by medians it would be 0.99.
+        let base = [100.0, 90.0, 110.0, 105.0, 95.0];
+        let new = [97.0, 87.3, 106.7, 101.85, 30.0];
+        let (b, n) = (fork(0, &base), fork(0, &new));
+        let by_medians = pair_ratios(std::slice::from_ref(&b), std::slice::from_ref(&n));
+        assert!((by_medians[0] - 97.0 / 100.0).abs() < 1e-9, "{by_medians:?}");
+        let side_by_side = |f: &Fork| Fork { lockstep: true, ..f.clone() };
+        let r = pair_ratios(&[side_by_side(&b)], &[side_by_side(&n)]);
+        assert!((r[0] - 0.97).abs() < 1e-9, "{r:?}");
+        // Unequal iteration counts cannot be paired: back to the ratio of medians.
+        let short = Fork { iterations: n.iterations[..4].to_vec(), ..side_by_side(&n) };
+        let r = pair_ratios(&[side_by_side(&b)], &[short]);
+        assert!((r[0] - 99.425 / 100.0).abs() < 1e-9, "{r:?}");
     }
 
     #[test]

@@ -255,6 +255,9 @@ pub struct RunSettings {
     /// `--shard K/N`: this report holds one share of the cases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
+    /// A/B runs, `--interleave`: `iterations` (each fork pair in lockstep) or `forks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave: Option<String>,
     /// `--forks auto`: fork pairs were added until each case was decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialSettings>,

@@ -146,6 +146,10 @@ pub struct Fork {
     /// Position in the order the case's forks ran (both builds counted in A/B runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequence: Option<u32>,
+    /// A/B runs with `--interleave iterations`: ran side by side with the other build's fork of
+    /// its pair, the two workers' iterations alternating.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lockstep: bool,
     /// Process id of the worker.
     pub pid: Option<u32>,
     /// Outcome.
@@ -266,6 +270,7 @@ impl Fork {
         Fork {
             index,
             sequence: None,
+            lockstep: false,
             pid,
             status: ForkStatus::Failed,
             failure: None,

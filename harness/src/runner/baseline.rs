@@ -86,10 +86,8 @@ mod tests {
     #[test]
     fn a_matching_binary_describes_itself() {
         let dir = tempfile::tempdir().unwrap();
-        let p = script(
-            dir.path(),
-            r#"echo '{"protocol_version": 2, "harness_version": "0.1.0", "rustc": "rustc 1.95", "build_profile": "release", "git": {"commit": "abc", "dirty": false}}'"#,
-        );
+        let body = r#"echo '{"protocol_version": P, "harness_version": "0.1.0", "rustc": "rustc 1.95", "build_profile": "release", "git": {"commit": "abc", "dirty": false}}'"#;
+        let p = script(dir.path(), &body.replace('P', &PROTOCOL_VERSION.to_string()));
         let b = probe(&p).unwrap();
         assert_eq!((b.git.commit.as_deref(), b.rustc.as_str()), (Some("abc"), "rustc 1.95"));
     }

@@ -35,6 +35,7 @@ fn task() -> Task {
         count_allocations: false,
         threads: 1,
         sample: false,
+        lockstep: false,
     }
 }
 

@@ -85,6 +85,8 @@ impl Progress<'_> {
                 self.instrumented = Some((*ops, *deterministic));
             }
             (true, Message::Verified { phase: VerifyPhase::After }) => self.verified_after = true,
+            (true, Message::Ready) if self.task.lockstep => {}
+            (true, Message::Ready) => return Err("a ready message from a worker not run in lockstep".into()),
             (true, Message::Done) => {
                 let measured = match self.task.instructions {
                     Some(_) => self.instrumented.is_some(),
@@ -122,6 +124,7 @@ fn kind(m: &Message) -> &'static str {
         Message::Latency { .. } => "latency",
         Message::Instrumented { .. } => "instrumented",
         Message::Counters { .. } => "counters",
+        Message::Ready => "ready",
         Message::Done => "done",
         Message::Error { .. } => "error",
     }
@@ -129,72 +132,123 @@ fn kind(m: &Message) -> &'static str {
 
 /// Follows `worker` until it ends or is killed; returns the fork record.
 pub fn collect(
-    mut worker: Worker,
+    worker: Worker,
     task: &Task,
     timeout: Duration,
     stop: &AtomicBool,
     on_message: &mut dyn FnMut(&Message),
 ) -> Fork {
-    let started = Instant::now();
-    let deadline = started + timeout;
-    let fork = Fork::pending(task.fork_index, Some(worker.child.id()));
-    let mut p =
-        Progress { fork, task, hello: false, verified_after: false, done: false, instrumented: None, failure: None };
+    Collector::new(worker, task, timeout).finish(stop, on_message)
+}
 
-    // Phase 1: messages until the pipe closes, a violation, the timeout or an interrupt.
-    let mut killed = false;
-    loop {
-        if let Some(kind) = stop_reason(stop, deadline, timeout) {
-            p.failure = Some(kind);
-            killed = true;
-            break;
-        }
-        match worker.events.recv_timeout(POLL.min(deadline.saturating_duration_since(Instant::now()))) {
-            Ok(PipeEvent::Line(line)) => {
-                let applied = serde_json::from_str::<Message>(&line)
-                    .map_err(|e| format!("not a protocol message ({e}): {}", clip(&line)))
-                    .and_then(|m| {
-                        on_message(&m);
-                        p.apply(&m)
-                    });
-                if let Err(e) = applied {
-                    p.failure = Some((FailureKind::Protocol, e));
-                    killed = true;
-                    break;
-                }
-            }
-            Ok(PipeEvent::Garbled(why)) => {
-                p.failure = Some((FailureKind::Protocol, format!("the result channel carried {why}")));
-                killed = true;
-                break;
-            }
-            Ok(PipeEvent::Eof) | Err(RecvTimeoutError::Disconnected) => break,
-            Err(RecvTimeoutError::Timeout) => {}
-        }
+/// A worker being followed: its messages applied to its fork record as they arrive.
+pub struct Collector<'a> {
+    worker: Worker,
+    p: Progress<'a>,
+    started: Instant,
+    deadline: Instant,
+    timeout: Duration,
+    /// The worker was killed (violation, timeout, interrupt).
+    killed: bool,
+    /// Its result pipe closed or it was killed: nothing more will come.
+    ended: bool,
+}
+
+impl<'a> Collector<'a> {
+    /// Starts following `worker`, which must finish within `timeout`.
+    pub fn new(worker: Worker, task: &'a Task, timeout: Duration) -> Self {
+        let started = Instant::now();
+        let fork = Fork::pending(task.fork_index, Some(worker.child.id()));
+        let p = Progress {
+            fork,
+            task,
+            hello: false,
+            verified_after: false,
+            done: false,
+            instrumented: None,
+            failure: None,
+        };
+        Collector { worker, p, started, deadline: started + timeout, timeout, killed: false, ended: false }
     }
 
-    // Phase 2: the exit status, still under the timeout and the interrupt flag.
-    let status = if killed {
-        worker.kill_group();
-        worker.child.wait().ok()
-    } else {
-        loop {
-            match worker.child.try_wait() {
-                Ok(Some(s)) => break Some(s),
-                Ok(None) => {}
-                Err(_) => break None,
-            }
-            if let Some(kind) = stop_reason(stop, deadline, timeout) {
-                p.failure.get_or_insert(kind);
-                worker.kill_group();
-                break worker.child.wait().ok();
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    };
-    // Anything the worker started dies with it.
-    worker.kill_group();
+    /// Lockstep: lets the worker take its next step (false when it cannot be told).
+    pub fn go(&mut self) -> bool {
+        !self.ended && self.worker.go()
+    }
 
+    /// Applies messages until the worker says `ready` (then true, with `until_ready`) or nothing
+    /// more will come: its pipe closed, a protocol violation, the timeout or an interrupt.
+    pub fn pump(&mut self, stop: &AtomicBool, on_message: &mut dyn FnMut(&Message), until_ready: bool) -> bool {
+        while !self.ended {
+            if let Some(kind) = stop_reason(stop, self.deadline, self.timeout) {
+                self.kill(kind);
+                break;
+            }
+            let wait = POLL.min(self.deadline.saturating_duration_since(Instant::now()));
+            match self.worker.events.recv_timeout(wait) {
+                Ok(PipeEvent::Line(line)) => {
+                    let applied = serde_json::from_str::<Message>(&line)
+                        .map_err(|e| format!("not a protocol message ({e}): {}", clip(&line)))
+                        .and_then(|m| {
+                            on_message(&m);
+                            self.p.apply(&m).map(|()| m == Message::Ready)
+                        });
+                    match applied {
+                        Ok(true) if until_ready => return true,
+                        Ok(_) => {}
+                        Err(e) => self.kill((FailureKind::Protocol, e)),
+                    }
+                }
+                Ok(PipeEvent::Garbled(why)) => {
+                    self.kill((FailureKind::Protocol, format!("the result channel carried {why}")));
+                }
+                Ok(PipeEvent::Eof) | Err(RecvTimeoutError::Disconnected) => self.ended = true,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
+        false
+    }
+
+    fn kill(&mut self, failure: (FailureKind, String)) {
+        self.p.failure = Some(failure);
+        self.killed = true;
+        self.ended = true;
+    }
+
+    /// Follows the worker to its end (messages, then its exit status, still under the timeout
+    /// and the interrupt flag) and returns the fork record.
+    pub fn finish(mut self, stop: &AtomicBool, on_message: &mut dyn FnMut(&Message)) -> Fork {
+        self.pump(stop, on_message, false);
+        let Collector { mut worker, mut p, started, deadline, timeout, killed, .. } = self;
+        // A lockstep worker still waiting for a go ends quietly when its stdin closes.
+        drop(worker.stdin.take());
+        let status = if killed {
+            worker.kill_group();
+            worker.child.wait().ok()
+        } else {
+            loop {
+                match worker.child.try_wait() {
+                    Ok(Some(s)) => break Some(s),
+                    Ok(None) => {}
+                    Err(_) => break None,
+                }
+                if let Some(kind) = stop_reason(stop, deadline, timeout) {
+                    p.failure.get_or_insert(kind);
+                    worker.kill_group();
+                    break worker.child.wait().ok();
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        // Anything the worker started dies with it.
+        worker.kill_group();
+        outcome(p, status, killed, started, &worker)
+    }
+}
+
+/// The fork record from what the worker said and how it ended.
+fn outcome(p: Progress<'_>, status: Option<ExitStatus>, killed: bool, started: Instant, worker: &Worker) -> Fork {
+    let task = p.task;
     let mut fork = p.fork;
     fork.wall_nanos = started.elapsed().as_nanos() as u64;
     if let Some((ops, deterministic)) = p.instrumented {
@@ -294,6 +348,7 @@ mod tests {
             count_allocations: false,
             threads: 1,
             sample: false,
+            lockstep: false,
         }
     }
 

@@ -5,6 +5,7 @@
 pub mod baseline;
 mod canary;
 pub mod collect;
+mod lockstep;
 pub mod spawn;
 
 use crate::plan::Case;
@@ -27,6 +28,9 @@ pub struct RunContext<'a> {
     pub worker_exe: PathBuf,
     /// A/B runs: the other build, whose forks alternate with this one's.
     pub baseline_exe: Option<PathBuf>,
+    /// A/B runs: run each fork pair side by side, alternating iterations (`--interleave
+    /// iterations`), instead of one fork after the other.
+    pub lockstep: bool,
     /// `--pin`: the CPUs every worker runs on.
     pub pin: Option<crate::pin::CpuList>,
     /// Report path.
@@ -106,20 +110,30 @@ pub fn pair_order(pair: u32) -> [Side; 2] {
 fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &Progress) -> anyhow::Result<()> {
     let label = case.label();
     let mut sequence = 0u32;
-    let mut run_one = |report: &mut Report, index: u32, instr: Option<&InstructionSettings>, side: Side| {
-        let mut fork = run_fork(ctx, case, index, instr, side, progress, &label);
+    let mut keep = |report: &mut Report, mut fork: Fork, side: Side| {
         fork.sequence = Some(sequence);
         sequence += 1;
         record(report, fork, side);
-        write::write_atomic(ctx.out, report)
     };
+    let stopped = || ctx.stop.load(Ordering::SeqCst);
     for pair in 0..ctx.settings.forks {
-        let sides: &[Side] = if ctx.baseline_exe.is_some() { &pair_order(pair) } else { &[Side::Current] };
-        for &side in sides {
-            if ctx.stop.load(Ordering::SeqCst) {
+        if ctx.lockstep && ctx.baseline_exe.is_some() {
+            if stopped() {
                 return Ok(());
             }
-            run_one(report, pair, None, side)?;
+            for (side, fork) in lockstep::run_pair(ctx, case, pair, progress, &label) {
+                keep(report, fork, side);
+            }
+            write::write_atomic(ctx.out, report)?;
+        } else {
+            let sides: &[Side] = if ctx.baseline_exe.is_some() { &pair_order(pair) } else { &[Side::Current] };
+            for &side in sides {
+                if stopped() {
+                    return Ok(());
+                }
+                keep(report, run_fork(ctx, case, pair, None, side, progress, &label), side);
+                write::write_atomic(ctx.out, report)?;
+            }
         }
         if let Some((plan, band)) = &ctx.sequential {
             let b = report.benchmarks.last_mut().expect("entry exists");
@@ -135,10 +149,11 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
     }
     if let Some(instr) = &ctx.instructions {
         for index in ctx.settings.forks..ctx.settings.forks + instr.forks {
-            if ctx.stop.load(Ordering::SeqCst) {
+            if stopped() {
                 return Ok(());
             }
-            run_one(report, index, Some(instr), Side::Current)?;
+            keep(report, run_fork(ctx, case, index, Some(instr), Side::Current, progress, &label), Side::Current);
+            write::write_atomic(ctx.out, report)?;
         }
     }
     Ok(())
@@ -161,7 +176,22 @@ fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>, instr: Option<&Instr
         count_allocations: timed && ctx.count_allocations,
         threads: if timed { case.threads } else { 1 },
         sample: timed && ctx.sample,
+        lockstep: false,
     }
+}
+
+/// How a fork's case is named in progress lines: the baseline build's forks say so.
+fn side_label(label: &str, side: Side) -> String {
+    if side == Side::Baseline { format!("{label} (baseline)") } else { label.to_string() }
+}
+
+/// Shows a fork's end: its failure as a warning, then the progress step.
+fn report_fork_end(progress: &Progress, label: &str, fork: &Fork, forks: u32) {
+    if let Some(f) = &fork.failure {
+        let kind = serde_json::to_value(f.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        progress.warn(&format!("{label} fork {}: {kind}: {}", fork.index, f.message));
+    }
+    progress.fork_finished(label, fork, forks);
 }
 
 /// Which build a fork ran.
@@ -184,7 +214,7 @@ fn run_fork(
     label: &str,
 ) -> Fork {
     let forks = ctx.settings.forks + ctx.instructions.as_ref().map_or(0, |i| i.forks);
-    let shown = if side == Side::Baseline { format!("{label} (baseline)") } else { label.to_string() };
+    let shown = side_label(label, side);
     let label = shown.as_str();
     progress.fork_started(label, fork_index, forks);
     let task = task(case, fork_index, ctx, instr);
@@ -226,11 +256,7 @@ fn run_fork(
             }
         }
     }
-    if let Some(f) = &fork.failure {
-        let kind = serde_json::to_value(f.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-        progress.warn(&format!("{label} fork {fork_index}: {kind}: {}", f.message));
-    }
-    progress.fork_finished(label, &fork, forks);
+    report_fork_end(progress, label, &fork, forks);
     fork
 }
 

@@ -79,9 +79,16 @@ pub struct Worker {
     pub stderr: Tail,
     /// Tail of stdout.
     pub stdout: Tail,
+    /// A lockstep worker's stdin, where each go byte lets it take one step.
+    pub stdin: Option<std::process::ChildStdin>,
 }
 
 impl Worker {
+    /// Lets a lockstep worker take its next step; false when it can no longer be told.
+    pub fn go(&mut self) -> bool {
+        self.stdin.as_mut().is_some_and(|s| s.write_all(b"g").and_then(|()| s.flush()).is_ok())
+    }
+
     /// Kills the worker's whole process group (the worker and anything it started).
     pub fn kill_group(&self) {
         let pgid = nix::unistd::Pid::from_raw(self.child.id() as i32);
@@ -118,14 +125,19 @@ pub fn spawn(command: &[OsString], task: &Task, pin: Option<libc::cpu_set_t>) ->
     let mut child = cmd.spawn()?;
     drop(write_end);
 
-    if let Some(mut stdin) = child.stdin.take() {
+    let mut stdin = child.stdin.take();
+    if let Some(pipe) = stdin.as_mut() {
+        let mut line = serde_json::to_vec(task).expect("task serializes");
+        line.push(b'\n');
         // A worker that died before reading shows up in its exit status; ignore EPIPE here.
-        let _ = stdin.write_all(&serde_json::to_vec(task).expect("task serializes"));
+        let _ = pipe.write_all(&line);
     }
+    // Only a lockstep worker reads on after its task, one go byte per step.
+    let stdin = stdin.filter(|_| task.lockstep);
     let stdout = drain(child.stdout.take().expect("piped stdout"));
     let stderr = drain(child.stderr.take().expect("piped stderr"));
     let events = read_lines(std::fs::File::from(read_end));
-    Ok(Worker { child, events, stderr, stdout })
+    Ok(Worker { child, events, stderr, stdout, stdin })
 }
 
 /// In the child: put the result pipe on fd 3, die with the parent.

@@ -85,9 +85,10 @@ fn report_panics() {
     }));
 }
 
+/// The task: the first line on stdin (a lockstep worker's stdin stays open for its go bytes).
 fn read_task() -> anyhow::Result<Task> {
     let mut raw = String::new();
-    std::io::stdin().read_to_string(&mut raw)?;
+    std::io::stdin().read_line(&mut raw)?;
     let value: serde_json::Value = serde_json::from_str(&raw)?;
     let protocol = value.get("protocol").and_then(serde_json::Value::as_u64);
     anyhow::ensure!(
@@ -134,6 +135,7 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         return finish(ch, prepared.as_ref());
     }
 
+    await_go(ch, task);
     let clock = measure::clock_read_nanos();
     let iteration_time = Duration::from_nanos(task.iteration_nanos);
     let per_op_reset = prepared.resets_per_op();
@@ -194,6 +196,7 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     ];
     for (kind, count, time) in phases {
         for index in 0..count {
+            await_go(ch, task);
             let allocs_before = crate::alloc::snapshot();
             if let Some(c) = hw.as_mut() {
                 c.start();
@@ -240,7 +243,21 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         });
     }
     drop(crew);
+    await_go(ch, task);
     finish(ch, prepared.as_ref())
+}
+
+/// Lockstep: says `ready`, then blocks until the parent's go byte; a closed stdin (the parent
+/// gave up on this worker) ends the process quietly.
+fn await_go(ch: &mut Channel, task: &Task) {
+    if !task.lockstep {
+        return;
+    }
+    ch.send(&Message::Ready);
+    let mut go = [0u8; 1];
+    if !matches!(std::io::stdin().lock().read(&mut go), Ok(1)) {
+        std::process::exit(4);
+    }
 }
 
 /// After measuring (every measurer's local state dropped first): the check, teardown, `done`.
