@@ -12,6 +12,7 @@
 //! says so.
 
 use super::case_pairs;
+use super::json;
 use crate::format::si;
 use crate::report::{Benchmark, Fork, ForkKind, ForkStatus, Iteration, Report};
 use crate::stats::fork_test::{ForkTest, paired, welch};
@@ -35,11 +36,11 @@ impl Default for Options {
 /// The verdict on one case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
-    /// Significantly faster, beyond the noise band.
+    /// Faster: the whole interval lies above the noise band.
     Faster,
-    /// Significantly slower, beyond the noise band.
+    /// Slower: the whole interval lies below the noise band.
     Slower,
-    /// No significant difference, and the interval reaches past the band: not decided.
+    /// Not decided: the interval reaches both inside and past the band.
     NoChange,
     /// Significant but within the band, or the whole interval lies within the band.
     WithinBand,
@@ -54,6 +55,17 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Its colour on a terminal.
+    fn tone(self) -> crate::format::Tone {
+        use crate::format::Tone;
+        match self {
+            Verdict::Slower | Verdict::Missing => Tone::Bad,
+            Verdict::Faster => Tone::Good,
+            Verdict::NoChange | Verdict::TooFewForks | Verdict::NoData => Tone::Doubt,
+            Verdict::WithinBand | Verdict::Extra => Tone::Plain,
+        }
+    }
+
     fn text(self, band: f64) -> String {
         match self {
             Verdict::Faster => "FASTER".into(),
@@ -199,17 +211,18 @@ fn geometric_mean(medians: &[(u32, f64)]) -> Option<f64> {
     (n > 0).then(|| (medians.iter().map(|(_, v)| v.ln()).sum::<f64>() / n as f64).exp())
 }
 
-/// The verdict of `test` at `level` against the band.
+/// The verdict of `test` (its interval at 1 − `level`) against the band: a difference only when
+/// the whole interval lies beyond the band (a minimum-effect test: when the true change is at
+/// most the band, it is called at most `level / 2` of the time in each direction).
 fn verdict(test: Option<&ForkTest>, level: f64, band: f64, forks: (usize, usize)) -> Verdict {
     let Some(t) = test else {
         return if forks.0 == 0 || forks.1 == 0 { Verdict::NoData } else { Verdict::TooFewForks };
     };
-    let significant = t.p_value < level;
-    if significant && t.ratio < 1.0 - band {
+    if t.upper < 1.0 - band {
         Verdict::Slower
-    } else if significant && t.ratio > 1.0 + band {
+    } else if t.lower > 1.0 + band {
         Verdict::Faster
-    } else if significant || t.inside_band(band) {
+    } else if t.inside_band(band) || (t.p_value < level && (t.ratio - 1.0).abs() <= band) {
         Verdict::WithinBand
     } else {
         Verdict::NoChange
@@ -305,6 +318,9 @@ fn fmt_pct(x: f64) -> String {
     if (p - p.round()).abs() < 0.05 { format!("{}", p.round()) } else { format!("{p:.1}") }
 }
 
+/// The column of the verdict in [`cells`].
+const VERDICT: usize = 7;
+
 fn cells(r: &Row, c: &Comparison) -> Vec<String> {
     let num = |v: Option<f64>| v.map_or("-".into(), si);
     let mut v = vec![
@@ -331,15 +347,15 @@ pub fn legend(c: &Comparison) -> String {
     let band = c.options.noise_band_pct;
     let mut out = match (&c.sequential, c.paired) {
         (Some(p), _) => format!(
-            "Paired t-test on the log ratio of each fork pair ({PAIR_RATIO}), sequential (--forks auto, {}..{} pairs): every look tests at {:.4} so that a false alarm at any look has chance {}; faster/slower only when significant and beyond ±{band}%.\n",
+            "Paired t-test on the log ratio of each fork pair ({PAIR_RATIO}), sequential (--forks auto, {}..{} pairs): every look tests at {:.4} so that a false alarm at any look has chance {}; faster/slower only when the whole interval lies beyond ±{band}%.\n",
             p.min_pairs, p.max_pairs, p.nominal_alpha, p.alpha
         ),
         (None, true) => format!(
-            "Paired t-test on the log ratio of each fork pair ({PAIR_RATIO}; alpha {}); faster/slower only when significant and beyond ±{band}%.\n",
+            "Paired t-test on the log ratio of each fork pair ({PAIR_RATIO}; alpha {}); faster/slower only when the whole interval lies beyond ±{band}%.\n",
             c.options.alpha
         ),
         (None, false) => format!(
-            "Welch's t-test on the log fork medians (alpha {}); ops/s are geometric means of the fork medians; faster/slower only when significant and beyond ±{band}%.\n",
+            "Welch's t-test on the log fork medians (alpha {}); ops/s are geometric means of the fork medians; faster/slower only when the whole interval lies beyond ±{band}%.\n",
             c.options.alpha
         ),
     };
@@ -386,44 +402,46 @@ pub fn summary_line(c: &Comparison) -> String {
     )
 }
 
-/// The comparison as JSON, for scripts: one object per case plus the run-level facts.
-pub fn render_json(c: &Comparison) -> String {
-    let rows: Vec<serde_json::Value> = c
+/// The `compare --json` document of this comparison, with the gate's `decision`.
+pub fn to_json(c: &Comparison, decision: json::Decision) -> json::Document {
+    let cases = c
         .rows
         .iter()
-        .map(|r| {
-            serde_json::json!({
-                "benchmark": r.label,
-                "base_ops_per_sec": r.base,
-                "new_ops_per_sec": r.new,
-                "ratio": r.test.map(|t| t.ratio),
-                "lower": r.test.map(|t| t.lower),
-                "upper": r.test.map(|t| t.upper),
-                "p_value": r.test.map(|t| t.p_value),
-                "forks": [r.forks.0, r.forks.1],
-                "pairs": r.pairs,
-                "verdict": r.verdict.token(),
-                "text": c.verdict_text(r.verdict),
-            })
+        .map(|r| json::Case {
+            ratio: r.test.map(|t| t.ratio),
+            lower: r.test.map(|t| t.lower),
+            upper: r.test.map(|t| t.upper),
+            p_value: r.test.map(|t| t.p_value),
+            forks: Some([r.forks.0, r.forks.1]),
+            pairs: r.pairs.clone(),
+            ..json::Case::new(r.label.clone(), r.base, r.new, r.verdict.token(), c.verdict_text(r.verdict))
         })
         .collect();
-    let doc = serde_json::json!({
-        "metric": "throughput",
-        "paired": c.paired,
-        "alpha": c.options.alpha,
-        "level": c.level,
-        "noise_band_pct": c.options.noise_band_pct,
-        "canary_ratio": c.canary,
-        "machine_changed": c.machine_changed(),
-        "summary": summary_line(c),
-        "cases": rows,
-    });
-    serde_json::to_string_pretty(&doc).expect("JSON values serialize") + "\n"
+    json::Document {
+        schema_version: json::COMPARE_SCHEMA_VERSION,
+        metric: "throughput",
+        test: Some(json::TestSettings {
+            paired: c.paired,
+            alpha: c.options.alpha,
+            level: c.level,
+            noise_band_pct: c.options.noise_band_pct,
+            canary_ratio: c.canary,
+            machine_changed: c.machine_changed(),
+        }),
+        summary: summary_line(c),
+        cases,
+        decision,
+    }
 }
 
 /// A plain-text table.
 pub fn render_text(c: &Comparison) -> String {
-    let rows: Vec<Vec<String>> = std::iter::once(header(c)).chain(c.rows.iter().map(|r| cells(r, c))).collect();
+    let painted = |r: &Row| {
+        let mut cells = cells(r, c);
+        cells[VERDICT] = crate::format::paint(std::mem::take(&mut cells[VERDICT]), r.verdict.tone());
+        cells
+    };
+    let rows: Vec<Vec<String>> = std::iter::once(header(c)).chain(c.rows.iter().map(painted)).collect();
     crate::format::table(&rows, |i| (1..7).contains(&i)) + &legend(c)
 }
 
