@@ -16,26 +16,49 @@ use std::time::Duration;
 
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    crate::format::set_colour(cli.color);
     match cli.command {
         Command::List(args) => list(&args),
         Command::Run(args) => run_benchmarks(&args),
+        Command::Ab(args) => ab(*args),
         Command::Env(args) => env(&args),
         Command::Compare(args) => crate::gate::compare(&args),
         Command::Noise(args) => noise(&args),
         Command::Export(args) => export(&args),
         Command::Docs(args) => docs(&args),
         Command::Merge(args) => merge(&args),
+        Command::Completions(args) => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(args.shell, &mut command, "harness", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
 /// Reads a report file; a missing or foreign file is bad input naming it.
 pub(crate) fn read_report(path: &std::path::Path, which: &str) -> Result<Report, BadInput> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| BadInput(format!("cannot read {which} report {}: {e}", path.display())))?;
-    serde_json::from_str(&text).map_err(|e| {
+    let shown = path.display();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| BadInput(format!("cannot read {which} report {shown}: {e}")))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        BadInput(format!("{which} report {shown} is not JSON ({e}): pass a JSON report written by `harness run`"))
+    })?;
+    match value.get("schema_version").and_then(serde_json::Value::as_u64) {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) => {
+            return Err(BadInput(format!(
+                "{which} report {shown} has schema version {v}; this harness reads version {SCHEMA_VERSION} only: read it with the harness that wrote it, or measure again"
+            )));
+        }
+        None => {
+            return Err(BadInput(format!(
+                "{which} report {shown} is not a harness report (it has no schema_version): pass a JSON report written by `harness run`"
+            )));
+        }
+    }
+    serde_json::from_value(value).map_err(|e| {
         BadInput(format!(
-            "{which} report {} is not a harness report ({e}): pass a JSON report written by `harness run`",
-            path.display()
+            "{which} report {shown} says schema version {SCHEMA_VERSION} but does not have its shape ({e}): it was edited or cut short; measure again"
         ))
     })
 }
@@ -174,11 +197,53 @@ fn select(args: &SelectArgs) -> Result<Selected, BadInput> {
 
 fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     let cases = select(&args.select)?.cases;
+    if args.json {
+        let rows: Vec<serde_json::Value> = cases
+            .iter()
+            .map(|c| {
+                let ctx = workloads::SetupContext::new(c.params.clone());
+                let servers: Vec<&str> = (c.def.servers)(&ctx).iter().map(|(s, _)| s.name()).collect();
+                serde_json::json!({
+                    "label": crate::redact::redact(&c.label()),
+                    "workload": c.def.name,
+                    "params": c.params_redacted(),
+                    "threads": c.threads,
+                    "servers": servers,
+                    "about": c.def.about,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let width = cases.iter().map(|c| c.label().len()).max().unwrap_or(0);
     for case in &cases {
         println!("{:<width$}  {}", case.label(), case.def.about);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `harness ab REF`: builds (or reuses) REF's harness and runs this build against it.
+fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
+    if args.run.baseline_bin.is_some() {
+        return Err(BadInput(
+            "harness ab builds its baseline from REF: drop --baseline-bin, or use `harness run --baseline-bin PATH`"
+                .into(),
+        )
+        .into());
+    }
+    let baseline = crate::ab::prepare(&args.rev, args.run.quiet)?;
+    if !args.run.quiet {
+        let how = if baseline.built { "built" } else { "reusing the build of" };
+        eprintln!("harness ab: baseline {} = {how} {}", args.rev, baseline.binary.display());
+    }
+    if crate::report::meta::build_git().dirty == Some(true) {
+        eprintln!(
+            "warning: this build (the candidate) was made from uncommitted changes; its report records dirty: true"
+        );
+    }
+    args.run.baseline_bin = Some(baseline.binary);
+    run_benchmarks(&args.run)
 }
 
 fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
@@ -322,6 +387,7 @@ fn with_threads(cases: Vec<Case>, threads: &[u32]) -> Result<Vec<Case>, BadInput
 fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let Selected { config, name: config_name, params, cases } = select(&args.select)?;
     let cases = with_threads(cases, &args.threads)?;
+    crate::preflight::check_urls(&cases, &args.database_url)?;
     let (fork_count, sequential) = forks(args)?;
     let settings = settings(args, config, fork_count);
     let cases = shard_cases(cases, args.shard, &settings);

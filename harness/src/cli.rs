@@ -22,6 +22,20 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// Colour verdicts: `auto` (on a terminal, unless NO_COLOR is set), `always` or `never`.
+    #[arg(long, global = true, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// Subcommands.
@@ -32,6 +46,10 @@ pub enum Command {
     /// Measure the benchmark cases of a configuration and write a JSON report.
     #[command(after_help = AFTER_HELP)]
     Run(Box<RunArgs>),
+    /// Build REF (a branch, tag or commit of the repository in the current directory) and run
+    /// an A/B comparison of it (the baseline) against this build, e.g. `harness ab main -f '^cache/'`.
+    #[command(after_help = AFTER_HELP)]
+    Ab(Box<AbArgs>),
     /// Print the environment metadata a report records.
     Env(EnvArgs),
     /// Compare two reports case by case (or the two builds of one A/B report).
@@ -45,6 +63,28 @@ pub enum Command {
     Docs(DocsArgs),
     /// Join the reports of `run --shard K/N` parts into one report.
     Merge(MergeArgs),
+    /// Print a shell completion script, e.g. `harness completions bash > /etc/bash_completion.d/harness`.
+    Completions(CompletionsArgs),
+}
+
+/// `harness ab`.
+#[derive(Debug, Args)]
+pub struct AbArgs {
+    /// The baseline's git ref; built with this binary's profile in a worktree under
+    /// target/harness/baselines/<commit>/ and reused by the next call for the same commit.
+    #[arg(value_name = "REF")]
+    pub rev: String,
+    /// Everything `harness run` takes (except --baseline-bin).
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `harness completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// `harness merge`.
@@ -176,7 +216,7 @@ pub struct SelectArgs {
     #[arg(long)]
     pub hidden: bool,
     /// Redis server for the `redis` workloads (the default of their `redis_url` param).
-    #[arg(long, env = "REDIS_URL", value_name = "URL", default_value = workloads::redis::DEFAULT_REDIS_URL, hide_env_values = true)]
+    #[arg(long, env = "REDIS_URL", value_name = "URL", default_value = workloads::redis::DEFAULT_REDIS_URL, hide_env_values = true, value_parser = crate::server_url::redis)]
     pub redis_url: String,
 }
 
@@ -186,6 +226,10 @@ pub struct ListArgs {
     /// Selection.
     #[command(flatten)]
     pub select: SelectArgs,
+    /// Print a JSON array of the cases (label, workload, params with passwords redacted, the
+    /// servers each needs, what it measures) instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `harness run`.
@@ -230,7 +274,7 @@ pub struct RunArgs {
     #[arg(long, short = 'o', env = "HARNESS_OUT", value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// PostgreSQL server for `db=postgres` cases.
-    #[arg(long, env = "DATABASE_URL", value_name = "URL", default_value = workloads::registry::DEFAULT_DATABASE_URL, hide_env_values = true)]
+    #[arg(long, env = "DATABASE_URL", value_name = "URL", default_value = workloads::registry::DEFAULT_DATABASE_URL, hide_env_values = true, value_parser = crate::server_url::postgres)]
     pub database_url: String,
     /// Add one fork per case that counts instructions per op under valgrind's callgrind
     /// (exact and repeatable; every thread of the worker counted).

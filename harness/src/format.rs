@@ -20,22 +20,74 @@ pub fn si(x: f64) -> String {
     format!("{scaled:.digits$}{suffix}")
 }
 
+/// What a coloured word says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// A regression or a loss (red).
+    Bad,
+    /// An improvement (green).
+    Good,
+    /// Undecided or not comparable (yellow).
+    Doubt,
+    /// No colour.
+    Plain,
+}
+
+static COLOUR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns colour on or off for this process (`--color`, `NO_COLOR`, whether stdout is a terminal).
+pub fn set_colour(choice: crate::cli::ColorChoice) {
+    use std::io::IsTerminal;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let on = match choice {
+        crate::cli::ColorChoice::Always => true,
+        crate::cli::ColorChoice::Never => false,
+        crate::cli::ColorChoice::Auto => !no_color && std::io::stdout().is_terminal(),
+    };
+    COLOUR.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `text` in the colour of `tone` when colour is on.
+pub fn paint(text: String, tone: Tone) -> String {
+    let code = match tone {
+        Tone::Bad => "1;31",
+        Tone::Good => "1;32",
+        Tone::Doubt => "33",
+        Tone::Plain => return text,
+    };
+    if COLOUR.load(std::sync::atomic::Ordering::Relaxed) { format!("\x1b[{code}m{text}\x1b[0m") } else { text }
+}
+
+/// Characters a terminal shows (ANSI colour sequences take no room).
+fn visible_width(s: &str) -> usize {
+    let mut width = 0;
+    let mut in_escape = false;
+    for ch in s.chars() {
+        match (in_escape, ch) {
+            (false, '\x1b') => in_escape = true,
+            (true, 'm') => in_escape = false,
+            (true, _) => {}
+            (false, _) => width += 1,
+        }
+    }
+    width
+}
+
 /// Rows of cells as an aligned text table: the first row is the header, underlined; cells in
-/// columns for which `right` is true are right-aligned.
+/// columns for which `right` is true are right-aligned. Coloured cells align by what shows.
 pub fn table(rows: &[Vec<String>], right: impl Fn(usize) -> bool) -> String {
     let columns = rows.first().map_or(0, Vec::len);
     let widths: Vec<usize> =
-        (0..columns).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+        (0..columns).map(|c| rows.iter().map(|r| visible_width(&r[c])).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for (i, row) in rows.iter().enumerate() {
         let cells: Vec<String> = row
             .iter()
             .enumerate()
-            .map(
-                |(c, cell)| {
-                    if right(c) { format!("{cell:>w$}", w = widths[c]) } else { format!("{cell:<w$}", w = widths[c]) }
-                },
-            )
+            .map(|(c, cell)| {
+                let pad = " ".repeat(widths[c] - visible_width(cell));
+                if right(c) { format!("{pad}{cell}") } else { format!("{cell}{pad}") }
+            })
             .collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
@@ -50,6 +102,13 @@ pub fn table(rows: &[Vec<String>], right: impl Fn(usize) -> bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::{si, table};
+
+    #[test]
+    fn coloured_cells_align_by_what_shows() {
+        let rows =
+            vec![vec!["v".to_string(), "n".to_string()], vec!["\x1b[1;31mSLOWER\x1b[0m".to_string(), "1".into()]];
+        assert_eq!(table(&rows, |c| c == 1), "v       n\n------  -\n\x1b[1;31mSLOWER\x1b[0m  1\n");
+    }
 
     #[test]
     fn tables_align_and_underline_the_header() {

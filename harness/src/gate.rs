@@ -5,15 +5,20 @@
 
 use crate::BadInput;
 use crate::app::read_report;
+use crate::compare::json;
 use crate::report::{Report, write};
 use std::process::ExitCode;
 
-/// What a comparison printed and how the gate ends.
+/// What a comparison shows and what the gate found.
 struct Gate {
     text: String,
+    /// The `--json` document (its decision filled in by [`compare`]).
+    document: json::Document,
     markdown: String,
     /// Labels of the cases that fail the gate (regressed, or missing from NEW).
     failing: Vec<String>,
+    /// Labels of the cases `--fail-on-regression` could not test.
+    untested: Vec<String>,
 }
 
 /// `harness compare`: prints the comparison, writes `--markdown`, and exits 0, 2 or 3.
@@ -39,13 +44,36 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
             .into());
         }
     }
-    let gate = match args.metric {
+    let mut gate = match args.metric {
         Metric::Throughput => throughput_gate(args, &base, new.as_ref())?,
         Metric::Instructions => instruction_gate(args, &base, new.as_ref())?,
     };
-    print!("{}", gate.text);
+    let exit_code = match (gate.untested.is_empty(), gate.failing.is_empty() || args.warn_only) {
+        (false, _) => crate::EXIT_BAD_INPUT,
+        (true, false) => crate::EXIT_REGRESSION,
+        (true, true) => 0,
+    };
+    if args.json {
+        gate.document.decision = json::Decision {
+            exit_code,
+            failing: gate.failing.clone(),
+            untested: gate.untested.clone(),
+            warn_only: args.warn_only,
+        };
+        println!("{}", serde_json::to_string_pretty(&gate.document)?);
+    } else {
+        print!("{}", gate.text);
+    }
     if let Some(path) = &args.markdown {
         write::write_bytes_atomic(path, gate.markdown.as_bytes())?;
+    }
+    if !gate.untested.is_empty() {
+        return Err(BadInput(format!(
+            "--fail-on-regression: {} case(s) could not be tested ({}): the gate measured nothing there; give each side at least 2 ok forks (--forks 5), or drop them with --filter",
+            gate.untested.len(),
+            gate.untested.join(", ")
+        ))
+        .into());
     }
     if gate.failing.is_empty() {
         return Ok(ExitCode::SUCCESS);
@@ -56,7 +84,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     eprintln!("regression: {what}");
-    Ok(ExitCode::from(crate::EXIT_REGRESSION))
+    Ok(ExitCode::from(exit_code))
 }
 
 /// Labels of cases only in BASE, unless `--allow-missing`.
@@ -82,34 +110,29 @@ fn throughput_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&R
     if args.only_changed {
         shown.retain_changed();
     }
-    let text = if args.json {
-        throughput::render_json(&shown)
-    } else {
-        format!("{}{summary}\n", throughput::render_text(&shown))
-    };
+    let text = format!("{}{summary}\n", throughput::render_text(&shown));
     let mut failing = vec![];
+    let mut untested = vec![];
     if args.fail_on_regression {
-        let untested: Vec<&str> = c
-            .rows
-            .iter()
-            .filter(|r| matches!(r.verdict, Verdict::NoData | Verdict::TooFewForks))
-            .map(|r| r.label.as_str())
-            .collect();
-        if !untested.is_empty() {
-            print!("{text}");
-            return Err(BadInput(format!(
-                "--fail-on-regression: {} case(s) could not be tested ({}): the gate measured nothing there; give each side at least 2 ok forks (--forks 5), or drop them with --filter",
-                untested.len(),
-                untested.join(", ")
-            )));
-        }
+        untested.extend(
+            c.rows
+                .iter()
+                .filter(|r| matches!(r.verdict, Verdict::NoData | Verdict::TooFewForks))
+                .map(|r| r.label.clone()),
+        );
         failing.extend(c.rows.iter().filter(|r| r.verdict == Verdict::Slower).map(|r| r.label.clone()));
         failing.extend(missing_cases(
             args,
             c.rows.iter().filter(|r| r.verdict == Verdict::Missing).map(|r| r.label.as_str()),
         ));
     }
-    Ok(Gate { text, markdown: throughput::render_markdown(&shown), failing })
+    let document = throughput::to_json(&shown, no_decision());
+    Ok(Gate { text, document, markdown: throughput::render_markdown(&shown), failing, untested })
+}
+
+/// The decision before it is made.
+fn no_decision() -> json::Decision {
+    json::Decision { exit_code: 0, failing: vec![], untested: vec![], warn_only: false }
 }
 
 fn instruction_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&Report>) -> Result<Gate, BadInput> {
@@ -146,5 +169,6 @@ fn instruction_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&
         shown.retain_changed();
     }
     let text = format!("{}{summary}\n", instructions::render_text(&shown));
-    Ok(Gate { text, markdown: instructions::render_markdown(&shown), failing })
+    let document = instructions::to_json(&shown, no_decision());
+    Ok(Gate { text, document, markdown: instructions::render_markdown(&shown), failing, untested: vec![] })
 }

@@ -1,5 +1,6 @@
 //! The harness: CLI, parent runner, worker, statistics and reports.
 
+pub mod ab;
 pub mod alloc;
 pub mod app;
 pub mod cli;
@@ -18,6 +19,7 @@ pub mod protocol;
 pub use workloads::redact;
 pub mod report;
 pub mod runner;
+pub mod server_url;
 pub mod shard;
 pub mod stats;
 pub mod summary;

@@ -38,6 +38,20 @@ pub fn check(cases: &[Case], database_url: &str) -> Vec<Option<String>> {
     needs.iter().map(|n| n.iter().find_map(|need| reasons.get(need).cloned())).collect()
 }
 
+/// Every server URL the cases would use (from `--redis-url`, `--database-url` or a `-p` param)
+/// has its server's scheme and a host; otherwise the one line naming the URL and the fix.
+pub fn check_urls(cases: &[Case], database_url: &str) -> Result<(), crate::BadInput> {
+    for case in cases {
+        let ctx = SetupContext { database_url: database_url.to_string(), ..SetupContext::new(case.params.clone()) };
+        for (server, url) in (case.def.servers)(&ctx) {
+            crate::server_url::check(server, &url).map_err(|why| {
+                crate::BadInput(format!("{} URL '{}' of {} {why}", server.name(), redact(&url), case.label()))
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// The one line for an unreachable server.
 fn unreachable(server: Server, url: &str, err: &str) -> String {
     format!(

@@ -31,7 +31,7 @@ impl Progress {
         } else if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(total);
             bar.set_style(
-                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} forks  {msg}")
+                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} forks, ETA {eta}  {msg}")
                     .expect("valid template")
                     .progress_chars("=> "),
             );

@@ -109,6 +109,8 @@ pub enum Stage {
     Teardown,
     /// A panic anywhere in the worker (setup, an op, a check).
     Panic,
+    /// A server failed an op (connection lost, server error); the message names the server.
+    Server,
 }
 
 /// Before or after measuring.

@@ -89,6 +89,33 @@ fn compare_gives_verdicts_and_refuses_mismatched_runs() {
     let only_text = stdout(&only);
     assert!(only_text.contains("baseline/noop") && !only_text.contains("baseline/busy_loop"), "{only_text}");
     assert!(only_text.contains("1 slower, 0 faster"), "{only_text}");
+    assert!(!only_text.contains('\x1b'), "no colour when stdout is not a terminal: {only_text:?}");
+    let json = compare(&[base.as_os_str(), slower.as_os_str(), "--json".as_ref(), "--fail-on-regression".as_ref()]);
+    assert_eq!(code(&json), 3, "{}", stderr(&json));
+    let doc = compare_json(&json.stdout);
+    assert_eq!((doc["metric"].as_str(), doc["test"]["paired"].as_bool()), (Some("throughput"), Some(false)));
+    assert_eq!(doc["decision"]["exit_code"], 3);
+    assert_eq!(doc["decision"]["failing"], serde_json::json!(["baseline/noop"]));
+    let noop = doc["cases"].as_array().unwrap().iter().find(|c| c["benchmark"] == "baseline/noop").unwrap();
+    assert_eq!(noop["verdict"], "slower");
+    assert!(noop["lower"].as_f64().unwrap() < 0.8 && noop["upper"].as_f64().unwrap() > 0.8, "{noop}");
+    let always = compare(&[base.as_os_str(), slower.as_os_str(), "--color".as_ref(), "always".as_ref()]);
+    assert!(stdout(&always).contains("\x1b[1;31mSLOWER\x1b[0m"), "{:?}", stdout(&always));
+    // On a terminal (`script` gives the command one): coloured, unless NO_COLOR is set.
+    let on_terminal = |no_color: Option<&str>| {
+        let me = assert_cmd::cargo::cargo_bin("harness");
+        let line = format!("{} compare {} {}", me.display(), base.display(), slower.display());
+        let mut cmd = std::process::Command::new("script");
+        cmd.args(["-qec", &line, "/dev/null"]).env_remove("NO_COLOR");
+        if let Some(v) = no_color {
+            cmd.env("NO_COLOR", v);
+        }
+        String::from_utf8_lossy(&cmd.output().unwrap().stdout).into_owned()
+    };
+    let tty = on_terminal(None);
+    assert!(tty.contains("\x1b[1;31mSLOWER\x1b[0m"), "{tty:?}");
+    let tty = on_terminal(Some("1"));
+    assert!(tty.contains("SLOWER") && !tty.contains("\x1b[1;31m"), "{tty:?}");
     // Without --fail-on-regression a slower case is reported, not gated; --warn-only exits 0.
     assert_eq!(code(&compare(&[base.as_os_str(), slower.as_os_str()])), 0);
     let warned =
@@ -167,6 +194,10 @@ fn ab_runs_alternate_builds_and_compare_them_pair_by_pair() {
     assert_eq!(report["meta"]["baseline"]["protocol_version"], report["meta"]["protocol_version"]);
     let again = harness().arg("compare").arg(&path).output().unwrap();
     assert_eq!(code(&again), 0, "{}", stderr(&again));
+    let json = harness().arg("compare").arg(&path).arg("--json").output().unwrap();
+    let doc = compare_json(&json.stdout);
+    assert_eq!((doc["test"]["paired"].as_bool(), doc["decision"]["exit_code"].as_u64()), (Some(true), Some(0)));
+    assert_eq!(doc["cases"][0]["pairs"].as_array().map(Vec::len), Some(2), "{doc}");
     assert!(stdout(&again).lines().any(|l| l.starts_with("baseline/noop")), "{}", stdout(&again));
 }
 
@@ -245,4 +276,41 @@ fn pin_records_the_cpus_and_refuses_absent_ones() {
     let out = harness().args(["run", "smoke", "-f", "^baseline/noop$", "--pin", "1000"]).output().unwrap();
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("--pin 1000: CPU 1000 is not available here"), "{}", stderr(&out));
+}
+
+#[test]
+fn every_reader_checks_the_schema_version_and_shape_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = real_report();
+    let mut future = good.clone();
+    future["schema_version"] = 99.into();
+    let mut unversioned = good.clone();
+    unversioned.as_object_mut().unwrap().remove("schema_version");
+    let mut bent = good;
+    bent["benchmarks"] = "many".into();
+    let cases = [
+        ("future.json", future, "has schema version 99; this harness reads version 1 only"),
+        ("unversioned.json", unversioned, "is not a harness report (it has no schema_version)"),
+        ("bent.json", bent, "says schema version 1 but does not have its shape"),
+    ];
+    for (name, value, expect) in cases {
+        let p = write(dir.path(), name, &value);
+        let p = p.to_str().unwrap();
+        let (docs, merged) = (dir.path().join("docs"), dir.path().join("merged.json"));
+        let commands: [Vec<&str>; 5] = [
+            vec!["compare", p, p],
+            vec!["export", p, "--format", "csv"],
+            vec!["docs", p, "--out-dir", docs.to_str().unwrap()],
+            vec!["merge", p, p, "--out", merged.to_str().unwrap()],
+            vec!["noise", p],
+        ];
+        for args in commands {
+            let out = harness().args(&args).output().unwrap();
+            let err = stderr(&out);
+            assert_eq!(code(&out), 2, "{args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(err.contains(name) && err.contains(expect), "{args:?}: {err}");
+        }
+        assert!(!docs.exists() && !merged.exists(), "a refused report wrote output");
+    }
 }

@@ -108,6 +108,12 @@ fn the_gate_fails_closed() {
     assert_eq!(code(&warned), 0, "{}", err(&warned));
     assert_eq!(out_text(&warned), table);
     assert!(err(&warned).contains("warning (--warn-only)"), "{}", err(&warned));
+    let json = gate("base.json", "slower.json", &["--json", "--warn-only"]);
+    let doc = compare_json(&json.stdout);
+    assert_eq!((doc["metric"].as_str(), doc["decision"]["exit_code"].as_u64()), (Some("instructions"), Some(0)));
+    assert_eq!(doc["decision"]["warn_only"], true);
+    assert_eq!(doc["decision"]["failing"], serde_json::json!(["baseline/busy_loop[work=1000]"]));
+    assert!(doc["cases"].as_array().unwrap().iter().any(|c| c["verdict"] == "regressed"), "{doc}");
     // A threshold file lets the same change pass.
     std::fs::write(path("t.toml"), "[benchmarks]\n\"baseline/busy_loop\" = 5.0\n").unwrap();
     assert_eq!(code(&gate("base.json", "slower.json", &["--thresholds", path("t.toml").to_str().unwrap()])), 0);
@@ -135,7 +141,7 @@ fn the_gate_fails_closed() {
     std::fs::write(path("corrupt.json"), "{ not json").unwrap();
     let out = gate("base.json", "corrupt.json", &[]);
     assert_eq!(code(&out), 2);
-    assert!(err(&out).contains("is not a harness report"));
+    assert!(err(&out).contains("is not JSON"), "{}", err(&out));
 }
 
 #[test]

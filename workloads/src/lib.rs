@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use params::{ParamKind, ParamSpec, Params};
-pub use registry::{Server, SetupContext, WorkloadDef};
+pub use registry::{Server, ServerFailed, SetupContext, WorkloadDef, server_failed};
 
 /// The runtime async workloads own: current-thread, so the worker's measuring thread drives
 /// every task of an op (no cross-thread wake-ups).

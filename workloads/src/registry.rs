@@ -79,6 +79,22 @@ pub enum Server {
     Redis,
 }
 
+/// The panic payload of an op that a server failed (see [`server_failed`]): the worker reports
+/// it as a server error naming the server, not as a workload panic.
+#[derive(Debug)]
+pub struct ServerFailed {
+    /// Which server.
+    pub server: Server,
+    /// What the client said.
+    pub detail: String,
+}
+
+/// Ends an op that its server failed (connection lost, server error): unwinds with a
+/// [`ServerFailed`] payload.
+pub fn server_failed(server: Server, detail: std::fmt::Arguments<'_>) -> ! {
+    std::panic::panic_any(ServerFailed { server, detail: detail.to_string() })
+}
+
 impl Server {
     /// Its name.
     pub fn name(self) -> &'static str {

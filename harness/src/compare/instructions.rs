@@ -80,6 +80,29 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Its colour on a terminal.
+    fn tone(self) -> crate::format::Tone {
+        use crate::format::Tone;
+        match self {
+            Verdict::Regressed | Verdict::Missing => Tone::Bad,
+            Verdict::Improved => Tone::Good,
+            Verdict::NoData => Tone::Doubt,
+            Verdict::Unchanged | Verdict::Extra => Tone::Plain,
+        }
+    }
+
+    /// The verdict as a `compare --json` token.
+    fn token(self) -> &'static str {
+        match self {
+            Verdict::Regressed => "regressed",
+            Verdict::Improved => "improved",
+            Verdict::Unchanged => "unchanged",
+            Verdict::Missing => "missing",
+            Verdict::Extra => "extra",
+            Verdict::NoData => "no_data",
+        }
+    }
+
     fn as_str(self) -> &'static str {
         match self {
             Verdict::Regressed => "REGRESSED",
@@ -217,9 +240,37 @@ pub const LEGEND: &str = "Median instructions per op over each report's instruct
 
 /// A plain-text table.
 pub fn render_text(c: &Comparison) -> String {
+    let painted = |r: &Row| {
+        let mut cells = cells(r);
+        cells[6] = crate::format::paint(std::mem::take(&mut cells[6]), r.verdict.tone());
+        cells.to_vec()
+    };
     let rows: Vec<Vec<String>> =
-        std::iter::once(HEADER.map(String::from).to_vec()).chain(c.rows.iter().map(|r| cells(r).to_vec())).collect();
+        std::iter::once(HEADER.map(String::from).to_vec()).chain(c.rows.iter().map(painted)).collect();
     crate::format::table(&rows, |i| (1..6).contains(&i)) + LEGEND
+}
+
+/// The `compare --json` document of this comparison, with the gate's `decision`.
+pub fn to_json(c: &Comparison, decision: super::json::Decision) -> super::json::Document {
+    use super::json;
+    let cases = c
+        .rows
+        .iter()
+        .map(|r| json::Case {
+            delta_pct: r.delta_pct,
+            threshold_pct: Some(r.threshold_pct),
+            deterministic: Some(r.deterministic),
+            ..json::Case::new(r.label.clone(), r.base, r.new, r.verdict.token(), r.verdict.as_str().into())
+        })
+        .collect();
+    json::Document {
+        schema_version: json::COMPARE_SCHEMA_VERSION,
+        metric: "instructions",
+        test: None,
+        summary: c.summary_line(),
+        cases,
+        decision,
+    }
 }
 
 /// A Markdown table with a one-line verdict, for a CI job summary.

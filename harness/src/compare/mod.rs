@@ -3,6 +3,7 @@
 //! Pure functions over reports; the CLI reads, prints and exits.
 
 pub mod instructions;
+pub mod json;
 pub mod throughput;
 
 use crate::report::{Benchmark, Report};

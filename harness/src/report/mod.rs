@@ -232,6 +232,8 @@ pub enum FailureKind {
     Teardown,
     /// The workload panicked; the message says where.
     Panic,
+    /// A server the workload talks to failed an op (connection lost, server error).
+    Server,
     /// The run was interrupted while this fork ran; killed.
     Interrupted,
 }

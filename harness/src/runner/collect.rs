@@ -107,6 +107,7 @@ impl Progress<'_> {
                     Stage::Verify => FailureKind::Verify,
                     Stage::Teardown => FailureKind::Teardown,
                     Stage::Panic => FailureKind::Panic,
+                    Stage::Server => FailureKind::Server,
                 };
                 self.failure.get_or_insert((kind, message.clone()));
             }

@@ -11,6 +11,7 @@ pub mod spawn;
 use crate::plan::Case;
 use crate::progress::Progress;
 use crate::protocol::{InstructionTask, PROTOCOL_VERSION, Task};
+use crate::redact::redact;
 use crate::report::{
     AllocSummary, Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, InstructionSummary, Report,
     RunStatus, Score, write,
@@ -77,17 +78,28 @@ pub fn run(
     write::write_atomic(ctx.out, &report)?;
     canary::measure(&mut report, ctx, progress, "start");
     write::write_atomic(ctx.out, &report)?;
+    // Servers that failed an op, with the reason every later case that needs one is skipped.
+    let mut lost: Vec<((workloads::Server, String), String)> = vec![];
     for (case_index, case) in cases.iter().enumerate() {
         if ctx.stop.load(Ordering::SeqCst) {
             break;
         }
-        if let Some(reason) = skipped.get(case_index).cloned().flatten() {
+        let needs = servers(case, ctx);
+        let gone = lost.iter().find(|(server, _)| needs.contains(server)).map(|(_, why)| why.clone());
+        if let Some(reason) = skipped.get(case_index).cloned().flatten().or(gone) {
             report.benchmarks.push(Benchmark { skipped: Some(reason), ..benchmark(case, ctx) });
             write::write_atomic(ctx.out, &report)?;
             continue;
         }
         report.benchmarks.push(benchmark(case, ctx));
         run_case(&mut report, case, ctx, progress)?;
+        if report.benchmarks.last().is_some_and(server_failed) && !needs.is_empty() {
+            let rest = cases[case_index + 1..].iter().filter(|c| servers(c, ctx).iter().any(|s| needs.contains(s)));
+            let names: Vec<String> = needs.iter().map(|(s, url)| format!("{} at {}", s.name(), redact(url))).collect();
+            let why = format!("{} failed during {}: check the server and run again", names.join(" and "), case.label());
+            progress.warn(&format!("{why}; skipping the {} remaining case(s) that need it", rest.count()));
+            lost.extend(needs.into_iter().map(|need| (need, why.clone())));
+        }
     }
     if !ctx.stop.load(Ordering::SeqCst) {
         canary::measure(&mut report, ctx, progress, "end");
@@ -135,6 +147,9 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
                 write::write_atomic(ctx.out, report)?;
             }
         }
+        if report.benchmarks.last().is_some_and(server_failed) {
+            return Ok(());
+        }
         if let Some((plan, band)) = &ctx.sequential {
             let b = report.benchmarks.last_mut().expect("entry exists");
             let ratios = crate::compare::throughput::pair_ratios(&b.baseline_forks, &b.forks);
@@ -154,6 +169,9 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
             }
             keep(report, run_fork(ctx, case, index, Some(instr), Side::Current, progress, &label), Side::Current);
             write::write_atomic(ctx.out, report)?;
+            if report.benchmarks.last().is_some_and(server_failed) {
+                return Ok(());
+            }
         }
     }
     Ok(())
@@ -342,6 +360,20 @@ fn benchmark(case: &Case, ctx: &RunContext<'_>) -> Benchmark {
         }),
         ..Benchmark::empty(case.def.name.to_string(), case.params_redacted(), ctx.settings.clone())
     }
+}
+
+/// The servers (and URLs) a case talks to.
+fn servers(case: &Case, ctx: &RunContext<'_>) -> Vec<(workloads::Server, String)> {
+    let setup = workloads::SetupContext {
+        database_url: ctx.database_url.clone(),
+        ..workloads::SetupContext::new(case.params.clone())
+    };
+    (case.def.servers)(&setup)
+}
+
+/// Whether a server failed an op of any of the case's forks.
+fn server_failed(b: &Benchmark) -> bool {
+    b.forks.iter().chain(&b.baseline_forks).any(|f| f.failure.as_ref().is_some_and(|x| x.kind == FailureKind::Server))
 }
 
 /// True when any case was skipped or any fork of any case failed.

@@ -64,25 +64,45 @@ pub fn main() -> ExitCode {
 
 /// Sends a panic's message and location as an `error` message before the default hook prints
 /// it (with any backtrace) to stderr, so the fork's failure names the panic even when a long
-/// backtrace pushes it out of the kept stderr tail.
+/// backtrace pushes it out of the kept stderr tail. A server that failed an op (a
+/// [`workloads::ServerFailed`] payload) is a server error, named as such, without a backtrace.
 fn report_panics() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let what = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "non-string payload".into());
-        let place = info.location().map_or(String::new(), |l| format!(" at {}:{}", l.file(), l.line()));
-        let message = format!("panicked{place}: {what}").replace('\n', " ");
-        let mut line = serde_json::to_vec(&Message::Error { stage: Stage::Panic, message }).unwrap_or_default();
+        let (stage, message) = match info.payload().downcast_ref::<workloads::ServerFailed>() {
+            Some(f) => (
+                Stage::Server,
+                format!(
+                    "{} failed an op: {}: check that the server is up and reachable ({}), then run again",
+                    f.server.name(),
+                    f.detail,
+                    f.server.flag()
+                ),
+            ),
+            None => (Stage::Panic, panic_message(info)),
+        };
+        let mut line =
+            serde_json::to_vec(&Message::Error { stage, message: message.replace('\n', " ") }).unwrap_or_default();
         line.push(b'\n');
         // SAFETY: fd RESULT_FD stays open for the worker's life; ManuallyDrop never closes it.
         let mut pipe = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(RESULT_FD) });
         let _ = pipe.write_all(&line);
-        default(info);
+        if stage == Stage::Panic {
+            default(info);
+        }
     }));
+}
+
+/// `panicked at FILE:LINE: MESSAGE`.
+fn panic_message(info: &std::panic::PanicHookInfo<'_>) -> String {
+    let what = info
+        .payload()
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| info.payload().downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string payload".into());
+    let place = info.location().map_or(String::new(), |l| format!(" at {}:{}", l.file(), l.line()));
+    format!("panicked{place}: {what}")
 }
 
 /// The task: the first line on stdin (a lockstep worker's stdin stays open for its go bytes).

@@ -37,6 +37,17 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// Ends an op that failed: a server failure on PostgreSQL (reported as such), a panic on
+    /// SQLite (a bug in the workload or the library).
+    pub fn op_failed(self, what: std::fmt::Arguments<'_>) -> ! {
+        match self {
+            Backend::Postgres => crate::server_failed(crate::Server::Postgres, what),
+            Backend::Sqlite(_) => panic!("{what}"),
+        }
+    }
+}
+
+impl Backend {
     /// The backend a `db` param value names.
     pub fn from_param(value: &str) -> Backend {
         match value {

@@ -188,7 +188,8 @@ impl Workload for BatchInsert {
         self.table.clear()
     }
     fn op(&self, _: &mut ()) -> i64 {
-        self.insert_batch().unwrap_or_else(|e| panic!("batch insert failed: {e:#}"))
+        self.insert_batch()
+            .unwrap_or_else(|e| self.table.db.backend().op_failed(format_args!("batch insert failed: {e:#}")))
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
         self.table.clear()?;
@@ -263,7 +264,9 @@ impl Workload for SelectByName {
     fn op(&self, next: &mut usize) -> i64 {
         let name = &self.0.rows.names[*next];
         *next = if *next + 1 == self.0.rows.names.len() { 0 } else { *next + 1 };
-        self.count(name).unwrap_or_else(|e| panic!("select by name {name} failed: {e:#}"))
+        self.count(name).unwrap_or_else(|e| {
+            self.0.table.db.backend().op_failed(format_args!("select by name {name} failed: {e:#}"))
+        })
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
         self.0.check_count()?;
@@ -309,7 +312,8 @@ impl Workload for SelectById {
     fn op(&self, next: &mut usize) -> Option<(String, i32)> {
         let id = &self.0.rows.ids[*next];
         *next = if *next + 1 == self.0.rows.ids.len() { 0 } else { *next + 1 };
-        self.fetch(id).unwrap_or_else(|e| panic!("select by id {id:?} failed: {e:#}"))
+        self.fetch(id)
+            .unwrap_or_else(|e| self.0.table.db.backend().op_failed(format_args!("select by id {id:?} failed: {e:#}")))
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
         self.0.check_count()?;
@@ -362,7 +366,7 @@ impl Workload for InsertGrowth {
         let id = self.ids.generate();
         self.table
             .insert_one(&id, &format!("entity-{seq}"), (seq % 100) as i32)
-            .unwrap_or_else(|e| panic!("insert of {id:?} failed: {e:#}"));
+            .unwrap_or_else(|e| self.table.db.backend().op_failed(format_args!("insert of {id:?} failed: {e:#}")));
     }
     fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
         Ok(vec![("table_rows", self.rows.load(Ordering::Relaxed))])

@@ -12,7 +12,7 @@ pub use near::{NearRedis, RedisStore};
 use crate::cache::{CACHE_SIZE, Entity, KeyCursor};
 use crate::params::{ParamKind, ParamSpec};
 use crate::redact::redact;
-use crate::{AsyncWorkload, Phase, SetupContext, WorkloadDef, asynchronous};
+use crate::{AsyncWorkload, Phase, Server, SetupContext, WorkloadDef, asynchronous};
 use fred::interfaces::{ClientLike, KeysInterface};
 use redis::AsyncCommands;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -202,7 +202,9 @@ impl AsyncWorkload for RedisRsGet {
     }
     async fn op(&self, (cursor, conn): &mut Self::Local) -> Option<Entity> {
         let key = &self.keys[cursor.next_key() as usize];
-        RedisRsGet::get_on(conn, key).await.unwrap_or_else(|e| panic!("GET {key} failed: {e:#}"))
+        RedisRsGet::get_on(conn, key)
+            .await
+            .unwrap_or_else(|e| crate::server_failed(Server::Redis, format_args!("GET {key} failed: {e:#}")))
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
         self.runtime.block_on(check_gets(&self.keys, |key| self.get(key)))
@@ -281,7 +283,9 @@ impl AsyncWorkload for FredGet {
     }
     async fn op(&self, cursor: &mut KeyCursor) -> Option<Entity> {
         let key = &self.keys[cursor.next_key() as usize];
-        self.get(key).await.unwrap_or_else(|e| panic!("GET {key} failed: {e:#}"))
+        self.get(key)
+            .await
+            .unwrap_or_else(|e| crate::server_failed(Server::Redis, format_args!("GET {key} failed: {e:#}")))
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
         self.runtime.block_on(check_gets(&self.keys, |key| self.get(key)))

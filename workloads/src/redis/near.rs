@@ -107,7 +107,9 @@ impl AsyncWorkload for NearRedis {
     }
     async fn op(&self, cursor: &mut KeyCursor) -> Option<Arc<Entity>> {
         let id = cursor.next_key();
-        self.read(id).await.unwrap_or_else(|e| panic!("near cache get of {id} failed: {e:#}"))
+        self.read(id).await.unwrap_or_else(|e| {
+            crate::server_failed(crate::Server::Redis, format_args!("near cache get of {id} failed: {e:#}"))
+        })
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
         self.runtime.block_on(async {

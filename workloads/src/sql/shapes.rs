@@ -51,7 +51,9 @@ impl Workload for ThreadSelect {
     }
     fn op(&self, cursor: &mut Cursor) -> i64 {
         let id = cursor.next(&self.ids);
-        self.db.select_by_id(id).unwrap_or_else(|e| panic!("select of id {id} failed: {e:#}"))
+        self.db
+            .select_by_id(id)
+            .unwrap_or_else(|e| self.db.backend().op_failed(format_args!("select of id {id} failed: {e:#}")))
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
         check(&self.db, self.row_count, &self.ids, |id| self.select(id))
@@ -113,7 +115,9 @@ impl AsyncWorkload for SpawnBlockingSelect {
     }
     async fn op(&self, cursor: &mut Cursor) -> i64 {
         let id = cursor.next(&self.ids);
-        self.dispatch(id).await.unwrap_or_else(|e| panic!("select of id {id} failed: {e:#}"))
+        self.dispatch(id)
+            .await
+            .unwrap_or_else(|e| self.db.backend().op_failed(format_args!("select of id {id} failed: {e:#}")))
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
         check(&self.db, self.row_count, &self.ids, |id| self.select(id))
@@ -248,7 +252,10 @@ impl AsyncWorkload for AsyncSelect {
     }
     async fn op(&self, cursor: &mut Cursor) -> i64 {
         let id = cursor.next(&self.ids);
-        self.pool.select_by_id(id).await.unwrap_or_else(|e| panic!("select of id {id} failed: {e:#}"))
+        self.pool
+            .select_by_id(id)
+            .await
+            .unwrap_or_else(|e| self.fixture.backend().op_failed(format_args!("select of id {id} failed: {e:#}")))
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
         check(&self.fixture, self.row_count, &self.ids, |id| self.select(id))

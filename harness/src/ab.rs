@@ -1,0 +1,100 @@
+//! `harness ab REF`: the baseline of an A/B run built from a git ref. REF is resolved in the
+//! repository of the current directory and built, with this binary's profile, in a worktree of
+//! its own under `target/harness/baselines/<commit>/`; the binary is kept there and reused by
+//! the next call for the same commit. A worktree checked out at a commit is clean, so the
+//! baseline can never be dirty; the candidate (this binary) records its own dirty flag.
+
+use crate::BadInput;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A baseline build ready to run.
+#[derive(Debug)]
+pub struct BaselineRev {
+    /// The full commit REF resolved to.
+    pub commit: String,
+    /// The harness binary built from it.
+    pub binary: PathBuf,
+    /// Whether it was built by this call (false: reused).
+    pub built: bool,
+}
+
+/// Resolves `rev` and returns its build, building it first when there is none yet.
+pub fn prepare(rev: &str, quiet: bool) -> Result<BaselineRev, BadInput> {
+    let root = git(Path::new("."), &["rev-parse", "--show-toplevel"]).map_err(|e| {
+        BadInput(format!(
+            "harness ab {rev}: the current directory is not in a git repository ({e}): run it from the project's checkout"
+        ))
+    })?;
+    let root = PathBuf::from(root);
+    let commit = git(&root, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")]).map_err(|_| {
+        BadInput(format!(
+            "harness ab: '{rev}' is not a commit in {}: give a branch, tag or commit that `git rev-parse` knows",
+            root.display()
+        ))
+    })?;
+    let home = root.join("target/harness/baselines");
+    let binary = home.join(&commit).join("harness");
+    if binary.is_file() {
+        return Ok(BaselineRev { commit, binary, built: false });
+    }
+    build(rev, &commit, &root, &home, quiet)?;
+    Ok(BaselineRev { commit, binary, built: true })
+}
+
+/// Checks out `commit` in `home/<commit>/src` and builds the harness there with this binary's
+/// profile (deps shared by every baseline in `home/target`), then keeps the binary beside it.
+fn build(rev: &str, commit: &str, root: &Path, home: &Path, quiet: bool) -> Result<(), BadInput> {
+    let short = &commit[..commit.len().min(12)];
+    let failed = |what: String| BadInput(format!("harness ab {rev} ({short}): {what}"));
+    let dir = home.join(commit);
+    let src = dir.join("src");
+    if !src.join("Cargo.toml").is_file() {
+        // A worktree left half made by an interrupted call is replaced.
+        let _ = git(root, &["worktree", "remove", "--force", &src.to_string_lossy()]);
+        let _ = std::fs::remove_dir_all(&src);
+        std::fs::create_dir_all(&dir).map_err(|e| failed(format!("cannot create {}: {e}", dir.display())))?;
+        git(root, &["worktree", "add", "--detach", "--force", &src.to_string_lossy(), commit])
+            .map_err(|e| failed(format!("cannot check it out in {}: {e}", src.display())))?;
+    }
+    let profile = crate::report::meta::build_profile();
+    if !quiet {
+        eprintln!("harness ab: building {rev} ({short}) with the {profile} profile in {}", src.display());
+    }
+    let target = home.join("target");
+    let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cargo.current_dir(&src).args(["build", "-p", "harness", "--locked"]).env("CARGO_TARGET_DIR", &target);
+    if profile == "release" {
+        cargo.arg("--release");
+    }
+    if quiet {
+        cargo.arg("--quiet");
+    }
+    // Cargo's own progress goes to our stderr; its stdout would mix with the report's tables.
+    let status = cargo
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| failed(format!("cannot start cargo ({e}): install Rust's cargo or put it on PATH")))?;
+    if !status.success() {
+        return Err(failed(format!(
+            "the build failed ({status}; cargo's output is above): fix the build at that commit or pick another ref"
+        )));
+    }
+    let built = target.join(profile).join("harness");
+    let kept = dir.join("harness");
+    let partial = dir.join("harness.partial");
+    std::fs::copy(&built, &partial)
+        .and_then(|_| std::fs::rename(&partial, &kept))
+        .map_err(|e| failed(format!("cannot keep the built binary {} as {}: {e}", built.display(), kept.display())))?;
+    Ok(())
+}
+
+/// Runs git in `dir`; its trimmed stdout, or its stderr as the error.
+fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().map_err(|e| format!("cannot run git: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}

@@ -1,0 +1,138 @@
+//! `compare --json`: one document per comparison, throughput or instructions, with the gate's
+//! decision. Its shape is these types; `harness/schema/compare.v1.json` is generated from them
+//! and CLI output is validated against it in the tests.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// Version of this document's shape.
+pub const COMPARE_SCHEMA_VERSION: u32 = 1;
+
+/// The whole `compare --json` document.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Document {
+    /// [`COMPARE_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// `throughput` or `instructions`.
+    pub metric: &'static str,
+    /// Throughput only: how the verdicts were tested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test: Option<TestSettings>,
+    /// The counts of each verdict, one line.
+    pub summary: String,
+    /// Every compared case (only the changed ones with `--only-changed`).
+    pub cases: Vec<Case>,
+    /// What the gate decided.
+    pub decision: Decision,
+}
+
+/// How a throughput comparison tested.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TestSettings {
+    /// Fork pairs of one A/B report (paired t) or two separate reports (Welch's t).
+    pub paired: bool,
+    /// The overall false-alarm rate asked for.
+    pub alpha: f64,
+    /// The level each test ran at (below alpha after repeated looks with `--forks auto`).
+    pub level: f64,
+    /// Differences within ±this percent are "no change".
+    pub noise_band_pct: f64,
+    /// Separate reports: new/base of the drift canary.
+    pub canary_ratio: Option<f64>,
+    /// The canary moved beyond the noise band: the machine, not only the code, changed.
+    pub machine_changed: bool,
+}
+
+/// One case.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Case {
+    /// `name[params]`.
+    pub benchmark: String,
+    /// The metric in the base report (ops/s, or instructions per op).
+    pub base: Option<f64>,
+    /// The metric in the new report.
+    pub new: Option<f64>,
+    /// Throughput: new/base, the test's estimate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f64>,
+    /// Throughput: the interval's lower end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lower: Option<f64>,
+    /// Throughput: the interval's upper end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upper: Option<f64>,
+    /// Throughput: the test's p-value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p_value: Option<f64>,
+    /// Throughput: ok timed forks in base and new.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forks: Option<[usize; 2]>,
+    /// Throughput, A/B reports: new/base of each fork pair.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<f64>,
+    /// Instructions: (new - base) / base in percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta_pct: Option<f64>,
+    /// Instructions: the threshold applied, percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold_pct: Option<f64>,
+    /// Instructions: false when the workload's counts vary run to run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deterministic: Option<bool>,
+    /// The verdict as a token: `faster`, `slower`, `no_change`, `within_band`,
+    /// `too_few_forks`, `regressed`, `improved`, `unchanged`, `missing`, `extra`, `no_data`.
+    pub verdict: &'static str,
+    /// The verdict as the table says it.
+    pub text: String,
+}
+
+/// The gate's decision: the exit code `compare` ends with and why.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Decision {
+    /// 0 pass, 2 could not be tested, 3 a case fails the gate.
+    pub exit_code: u8,
+    /// Cases that fail the gate (slower or regressed, or missing from new).
+    pub failing: Vec<String>,
+    /// Cases that could not be tested with `--fail-on-regression` (exit 2).
+    pub untested: Vec<String>,
+    /// `--warn-only` turned a failure into exit 0.
+    pub warn_only: bool,
+}
+
+impl Case {
+    /// A case with only the common fields set.
+    pub fn new(benchmark: String, base: Option<f64>, new: Option<f64>, verdict: &'static str, text: String) -> Case {
+        Case {
+            benchmark,
+            base,
+            new,
+            ratio: None,
+            lower: None,
+            upper: None,
+            p_value: None,
+            forks: None,
+            pairs: vec![],
+            delta_pct: None,
+            threshold_pct: None,
+            deterministic: None,
+            verdict,
+            text,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The committed schema must equal the one generated from these types.
+    /// Regenerate with `UPDATE_SCHEMA=1 cargo test -p harness schema`.
+    #[test]
+    fn committed_compare_schema_matches_the_types() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/compare.v1.json");
+        let generated = serde_json::to_string_pretty(&schemars::schema_for!(super::Document)).unwrap() + "\n";
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(committed == generated, "{} is stale: UPDATE_SCHEMA=1 cargo test -p harness schema", path.display());
+    }
+}

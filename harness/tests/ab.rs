@@ -1,0 +1,98 @@
+//! `harness ab REF`, end to end on a throwaway clone of this workspace: the ref is built once
+//! (with this test binary's profile), reused on the next call, and a bad ref or a broken build
+//! is one line and exit 2.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=harness-test", "-c", "user.email=test@example.invalid", "-C"])
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `harness ab <args>` in `dir`.
+fn ab(dir: &Path, args: &[&str], out: &Path) -> std::process::Output {
+    harness().current_dir(dir).arg("ab").args(args).arg("--out").arg(out).output().unwrap()
+}
+
+const RUN: [&str; 12] = [
+    "smoke",
+    "-f",
+    "^baseline/noop$",
+    "--forks",
+    "2",
+    "--warmup",
+    "0",
+    "--iterations",
+    "2",
+    "--time",
+    "10ms",
+    "--quiet",
+];
+
+#[test]
+fn ab_builds_a_ref_once_reuses_it_and_refuses_bad_refs_and_broken_builds() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let clone = dir.path().join("workspace");
+    git(dir.path(), &["clone", "--quiet", root.to_str().unwrap(), clone.to_str().unwrap()]);
+    std::fs::write(clone.join("THROWAWAY"), "a commit to compare against its parent\n").unwrap();
+    git(&clone, &["add", "THROWAWAY"]);
+    git(&clone, &["commit", "--quiet", "-m", "throwaway"]);
+    let parent = git(&clone, &["rev-parse", "HEAD~1"]);
+    let report = dir.path().join("ab.json");
+
+    let first = ab(&clone, &[&["HEAD~1"][..], &RUN].concat(), &report);
+    let err = String::from_utf8_lossy(&first.stderr);
+    assert_eq!(code(&first), 0, "{err}");
+    let text = String::from_utf8_lossy(&first.stdout);
+    assert!(text.contains("A/B: baseline") && text.lines().any(|l| l.starts_with("baseline/noop")), "{text}");
+    let kept = clone.join("target/harness/baselines").join(&parent).join("harness");
+    assert!(kept.is_file(), "the build is kept at {}", kept.display());
+    let r = read_report(&report);
+    assert_eq!(r["meta"]["baseline"]["git"]["commit"], parent.as_str());
+    assert_eq!(r["meta"]["baseline"]["git"]["dirty"], false, "a baseline built from a commit is clean");
+
+    let again = ab(&clone, &[&["HEAD~1"][..], &RUN[..11]].concat(), &report);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(code(&again), 0, "{err}");
+    assert!(err.contains("harness ab: baseline HEAD~1 = reusing the build of"), "{err}");
+    let r = read_report(&report);
+    assert_eq!(r["meta"]["baseline"]["git"]["commit"], parent.as_str(), "the second call reuses the build");
+
+    // Provenance: the kept binary, run after its source checkout moved to another commit, still
+    // names the commit it was built from, records the checkout it found, and warns.
+    let worktree = kept.parent().unwrap().join("src");
+    let head = git(&clone, &["rev-parse", "HEAD"]);
+    git(&worktree, &["checkout", "--quiet", "--detach", &head]);
+    let moved = dir.path().join("moved.json");
+    let out = std::process::Command::new(&kept).arg("run").args(RUN).arg("--out").arg(&moved).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 0, "{err}");
+    let r = read_report(&moved);
+    assert_eq!(
+        (r["meta"]["git"]["commit"].as_str(), r["meta"]["checkout_at_run"]["commit"].as_str()),
+        (Some(parent.as_str()), Some(head.as_str()))
+    );
+    assert!(err.contains("warning:") && err.contains(&head[..12]), "the moved checkout is warned about: {err}");
+
+    let bad = ab(&clone, &["no-such-ref"], &report);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!((code(&bad), err.lines().count()), (2, 1), "{err}");
+    assert!(err.contains("'no-such-ref' is not a commit"), "{err}");
+
+    std::fs::write(clone.join("harness/src/lib.rs"), "this does not compile").unwrap();
+    git(&clone, &["commit", "--quiet", "-am", "broken"]);
+    let broken = ab(&clone, &[&["HEAD"][..], &RUN].concat(), &report);
+    let err = String::from_utf8_lossy(&broken.stderr);
+    assert_eq!(code(&broken), 2, "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.starts_with("error: harness ab HEAD (") && last.contains("the build failed"), "{err}");
+}
