@@ -357,3 +357,18 @@ fn a_server_lost_mid_run_is_a_server_error_and_skips_the_cases_that_need_it() {
     assert_eq!(err.lines().filter(|l| l.contains("remaining case(s) that need it")).count(), 1, "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn the_progress_bar_shows_an_eta_on_a_terminal() {
+    let (_dir, path) = report_path();
+    let me = assert_cmd::cargo::cargo_bin("harness");
+    let line = format!(
+        "{} run smoke -f '^baseline/noop$' --warmup 0 --iterations 3 --time 200ms --out {}",
+        me.display(),
+        path.display()
+    );
+    // `script` gives the run a terminal, where the bar is drawn.
+    let out = std::process::Command::new("script").args(["-qec", &line, "/dev/null"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("forks, ETA "), "{text}");
+}
