@@ -165,31 +165,30 @@ pub fn fork_samples(forks: &[Fork]) -> Vec<Vec<f64>> {
     ok_timed(forks).map(|(_, v)| v).collect()
 }
 
-/// (fork index, iteration throughputs) of every ok timed fork with a finite iteration.
-fn ok_timed(forks: &[Fork]) -> impl Iterator<Item = (u32, Vec<f64>)> + '_ {
+/// (fork, iteration throughputs) of every ok timed fork with a finite iteration.
+fn ok_timed(forks: &[Fork]) -> impl Iterator<Item = (&Fork, Vec<f64>)> + '_ {
     forks
         .iter()
         .filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time)
-        .map(|f| (f.index, f.iterations.iter().map(Iteration::ops_per_sec).filter(|x| x.is_finite()).collect()))
-        .filter(|(_, v): &(u32, Vec<f64>)| !v.is_empty())
+        .map(|f| (f, f.iterations.iter().map(Iteration::ops_per_sec).filter(|x| x.is_finite()).collect()))
+        .filter(|(_, v): &(&Fork, Vec<f64>)| !v.is_empty())
 }
 
 /// (fork index, median iteration ops/s) of every ok timed fork: the number each fork
 /// contributes to a comparison.
 pub fn fork_medians(forks: &[Fork]) -> Vec<(u32, f64)> {
-    ok_timed(forks).filter_map(|(i, v)| Some((i, crate::stats::summarize(&v)?.median))).collect()
+    ok_timed(forks).filter_map(|(f, v)| Some((f.index, crate::stats::summarize(&v)?.median))).collect()
 }
 
 /// new/base of each fork pair (the same fork index on both sides, both ok): for a pair run in
 /// lockstep, the median over iterations of the ratio of iteration *i* on both sides (each pair
 /// of iterations ran side by side); otherwise the ratio of the two forks' medians.
 pub fn pair_ratios(base: &[Fork], new: &[Fork]) -> Vec<f64> {
-    let lockstep = |forks: &[Fork], index: u32| forks.iter().any(|f| f.index == index && f.lockstep);
-    let base_forks: Vec<(u32, Vec<f64>)> = ok_timed(base).collect();
+    let base_forks: Vec<(&Fork, Vec<f64>)> = ok_timed(base).collect();
     ok_timed(new)
-        .filter_map(|(i, n)| {
-            let (_, b) = base_forks.iter().find(|(j, _)| *j == i)?;
-            if lockstep(base, i) && lockstep(new, i) && b.len() == n.len() {
+        .filter_map(|(nf, n)| {
+            let (bf, b) = base_forks.iter().find(|(bf, _)| bf.index == nf.index)?;
+            if bf.lockstep && nf.lockstep && b.len() == n.len() {
                 lockstep_ratio(b, &n)
             } else {
                 Some(crate::stats::summarize(&n)?.median / crate::stats::summarize(b)?.median)

@@ -331,10 +331,11 @@ fn clip(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn task() -> Task {
+    /// A small task for protocol tests.
+    pub(in crate::runner) fn task() -> Task {
         Task {
             protocol: PROTOCOL_VERSION,
             workload: "baseline/noop".into(),

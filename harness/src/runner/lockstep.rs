@@ -118,22 +118,7 @@ done
         let script = dir.path().join("fake.sh");
         std::fs::write(&script, FAKE.replace('P', &PROTOCOL_VERSION.to_string())).unwrap();
         let log = dir.path().join("steps.log");
-        let task = Task {
-            protocol: PROTOCOL_VERSION,
-            workload: "baseline/noop".into(),
-            params: Default::default(),
-            fork_index: 0,
-            warmup_iterations: 1,
-            warmup_nanos: 1,
-            iterations: 2,
-            iteration_nanos: 1,
-            database_url: String::new(),
-            instructions: None,
-            count_allocations: false,
-            threads: 1,
-            sample: false,
-            lockstep: true,
-        };
+        let task = Task { lockstep: true, ..crate::runner::collect::tests::task() };
         let stop = std::sync::atomic::AtomicBool::new(false);
         let mut workers: Vec<Started<'_>> = ["A", "B"]
             .map(|name| {
