@@ -148,13 +148,17 @@ pub struct NoiseArgs {
 /// `harness compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline report (e.g. from the target branch); alone, an A/B report from
-    /// `run --baseline-bin`, whose two builds are compared.
-    #[arg(value_name = "BASE.json")]
-    pub base: PathBuf,
-    /// The candidate report (e.g. from the change).
-    #[arg(value_name = "NEW.json")]
-    pub new: Option<PathBuf>,
+    /// BASE.json NEW.json: the baseline report (e.g. from the target branch) and the candidate's;
+    /// or one A/B report from `run --baseline-bin`, whose two builds are compared.
+    #[arg(value_name = "REPORT.json", num_args = 1..=2, required_unless_present = "base_runs")]
+    pub reports: Vec<PathBuf>,
+    /// Several runs of the baseline (with --new): with two or more on each side, made
+    /// alternately, the run is the unit of the test and a verdict can be trusted.
+    #[arg(long = "base", value_name = "RUN.json", num_args = 1.., requires = "new_runs", conflicts_with = "reports")]
+    pub base_runs: Vec<PathBuf>,
+    /// Several runs of the candidate (with --base).
+    #[arg(long = "new", value_name = "RUN.json", num_args = 1.., requires = "base_runs")]
+    pub new_runs: Vec<PathBuf>,
     /// What to compare.
     #[arg(long, value_enum, default_value = "throughput")]
     pub metric: crate::compare::Metric,
@@ -198,6 +202,17 @@ pub struct CompareArgs {
     /// Also write the comparison as Markdown (for a CI job summary).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+}
+
+impl CompareArgs {
+    /// The base reports and the new reports (empty for one A/B report).
+    pub fn sides(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        if self.base_runs.is_empty() {
+            (self.reports[..1].to_vec(), self.reports[1..].to_vec())
+        } else {
+            (self.base_runs.clone(), self.new_runs.clone())
+        }
+    }
 }
 
 /// Which cases.

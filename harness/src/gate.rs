@@ -29,24 +29,15 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
             BadInput(format!("cannot write --markdown '{}': {e}; choose a writable path", path.display()))
         })?;
     }
-    let base = read_report(&args.base, "base")?;
-    let new = args.new.as_ref().map(|p| read_report(p, "new")).transpose()?;
-    if let Some(new) = &new {
-        let diffs = crate::compare::differences(&base, new, args.metric);
-        for d in &diffs {
-            eprintln!("{}: {d}", if args.force { "warning: compared anyway" } else { "differs" });
-        }
-        if !diffs.is_empty() && !args.force {
-            return Err(BadInput(format!(
-                "the reports differ in {} way(s) listed above: compare runs made alike, or pass --force to compare anyway",
-                diffs.len()
-            ))
-            .into());
-        }
-    }
+    let (base_paths, new_paths) = args.sides();
+    let read = |paths: &[std::path::PathBuf], side: &str| -> Result<Vec<Report>, BadInput> {
+        paths.iter().map(|p| read_report(p, side)).collect()
+    };
+    let (base, new) = (read(&base_paths, "base")?, read(&new_paths, "new")?);
+    check_alike(args, &base, &new)?;
     let mut gate = match args.metric {
-        Metric::Throughput => throughput_gate(args, &base, new.as_ref())?,
-        Metric::Instructions => instruction_gate(args, &base, new.as_ref())?,
+        Metric::Throughput => throughput_gate(args, &base, &new)?,
+        Metric::Instructions => instruction_gate(args, &base, &new)?,
     };
     let exit_code = match (gate.untested.is_empty(), gate.failing.is_empty() || args.warn_only) {
         (false, _) => crate::EXIT_BAD_INPUT,
@@ -69,7 +60,7 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
     }
     if !gate.untested.is_empty() {
         return Err(BadInput(format!(
-            "--fail-on-regression: {} case(s) could not be tested ({}): the gate measured nothing there; give each side at least 2 ok forks (--forks 5), or drop them with --filter",
+            "--fail-on-regression: {} case(s) could not be tested ({}): the gate cannot decide there; give each side at least 2 ok forks (--forks 5), confirm a case that looks slower with `harness ab REF` or 2+ runs per side (--base ... --new ...), or drop the cases with --filter",
             gate.untested.len(),
             gate.untested.join(", ")
         ))
@@ -87,23 +78,46 @@ pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(exit_code))
 }
 
+/// Fails unless every report was made like the first base report (or `--force`), listing each
+/// difference.
+fn check_alike(args: &crate::cli::CompareArgs, base: &[Report], new: &[Report]) -> Result<(), BadInput> {
+    let mut count = 0;
+    let (first, others) = base.split_first().expect("clap requires a base report");
+    let several = base.len() + new.len() > 2;
+    for (i, other) in others.iter().chain(new).enumerate() {
+        let which = if i < others.len() { format!("base run {}", i + 2) } else { format!("new run {}", i - others.len() + 1) };
+        for d in crate::compare::differences(first, other, args.metric) {
+            let d = if several { format!("{which}: {d}") } else { d };
+            eprintln!("{}: {d}", if args.force { "warning: compared anyway" } else { "differs" });
+            count += 1;
+        }
+    }
+    if count > 0 && !args.force {
+        return Err(BadInput(format!(
+            "the reports differ in {count} way(s) listed above: compare runs made alike, or pass --force to compare anyway"
+        )));
+    }
+    Ok(())
+}
+
 /// Labels of cases only in BASE, unless `--allow-missing`.
 fn missing_cases<'a>(args: &crate::cli::CompareArgs, labels: impl Iterator<Item = &'a str>) -> Vec<String> {
     if args.allow_missing { vec![] } else { labels.map(|l| format!("{l} (missing in new)")).collect() }
 }
 
-fn throughput_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&Report>) -> Result<Gate, BadInput> {
+fn throughput_gate(args: &crate::cli::CompareArgs, base: &[Report], new: &[Report]) -> Result<Gate, BadInput> {
     use crate::compare::throughput::{self, Verdict};
     let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
-    let c = match new {
-        Some(new) => throughput::compare(base, new, options),
-        None if base.benchmarks.iter().all(|b| b.baseline_forks.is_empty()) => {
+    let c = match base {
+        _ if !new.is_empty() => throughput::compare(base, new, options),
+        [one] if one.benchmarks.iter().all(|b| b.baseline_forks.is_empty()) => {
             return Err(BadInput(format!(
                 "{} holds one build only: pass two reports (BASE.json NEW.json), or make an A/B report with `harness run --baseline-bin PATH`",
-                args.base.display()
+                args.sides().0[0].display()
             )));
         }
-        None => throughput::compare_sides(base, options),
+        [one] => throughput::compare_sides(one, options),
+        _ => unreachable!("clap gives --base runs with --new runs"),
     };
     let summary = throughput::summary_line(&c);
     let mut shown = c.clone();
@@ -120,6 +134,12 @@ fn throughput_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&R
                 .filter(|r| matches!(r.verdict, Verdict::NoData | Verdict::TooFewForks))
                 .map(|r| r.label.clone()),
         );
+        untested.extend(
+            c.rows
+                .iter()
+                .filter(|r| r.verdict == Verdict::LooksSlower)
+                .map(|r| format!("{} (slower? in one run per side)", r.label)),
+        );
         failing.extend(c.rows.iter().filter(|r| r.verdict == Verdict::Slower).map(|r| r.label.clone()));
         failing.extend(missing_cases(
             args,
@@ -135,13 +155,22 @@ fn no_decision() -> json::Decision {
     json::Decision { exit_code: 0, failing: vec![], untested: vec![], warn_only: false }
 }
 
-fn instruction_gate(args: &crate::cli::CompareArgs, base: &Report, new: Option<&Report>) -> Result<Gate, BadInput> {
+fn instruction_gate(args: &crate::cli::CompareArgs, base: &[Report], new: &[Report]) -> Result<Gate, BadInput> {
     use crate::compare::instructions::{self, Limits, Verdict};
-    let Some(new) = new else {
-        return Err(BadInput(
-            "--metric instructions needs two reports (BASE.json NEW.json): A/B runs count instructions for this build only"
-                .into(),
-        ));
+    let (base, new) = match (base, new) {
+        ([base], [new]) => (base, new),
+        (_, []) => {
+            return Err(BadInput(
+                "--metric instructions needs two reports (BASE.json NEW.json): A/B runs count instructions for this build only"
+                    .into(),
+            ));
+        }
+        _ => {
+            return Err(BadInput(
+                "--metric instructions compares one report per side: counts are exact, so pass BASE.json NEW.json instead of --base/--new runs"
+                    .into(),
+            ));
+        }
     };
     let thresholds = match &args.thresholds {
         Some(path) => {

@@ -62,20 +62,51 @@ fn compare(args: &[&std::ffi::OsStr]) -> std::process::Output {
 fn compare_gives_verdicts_and_refuses_mismatched_runs() {
     let real = real_report();
     let dir = tempfile::tempdir().unwrap();
-    // Iterations jitter by a fixed pattern of ±0.4% around 1e6 ops/s.
+    // Iterations jitter by a fixed pattern of ±0.4% around 1e6 ops/s; `run` shifts a whole run
+    // a little, as the machine does between runs.
     let jitter = |f: usize, i: usize| 1e6 * (1.0 + 0.001 * (((f * 7 + i * 3) % 9) as f64 - 4.0));
-    let base = write(dir.path(), "base.json", &craft(&real, |_, f, i| jitter(f, i)));
-    let slower =
-        write(dir.path(), "slower.json", &craft(&real, |c, f, i| jitter(f, i) * if c == 0 { 0.8 } else { 1.0 }));
-    let faster = write(dir.path(), "faster.json", &craft(&real, |_, f, i| jitter(f, i) * 1.2));
+    let runs = |name: &str, scale: &dyn Fn(usize) -> f64| -> Vec<std::path::PathBuf> {
+        [1.0, 1.002]
+            .iter()
+            .enumerate()
+            .map(|(k, run)| {
+                let crafted = craft(&real, |c, f, i| jitter(f, i) * run * scale(c));
+                write(dir.path(), &format!("{name}-{}.json", k + 1), &crafted)
+            })
+            .collect()
+    };
+    let base = runs("base", &|_| 1.0);
+    let slower = runs("slower", &|c| if c == 0 { 0.8 } else { 1.0 });
+    let faster = runs("faster", &|_| 1.2);
+    let sides = |b: &[std::path::PathBuf], n: &[std::path::PathBuf], extra: &[&str]| {
+        let mut args: Vec<std::ffi::OsString> = vec!["--base".into()];
+        args.extend(b.iter().map(|p| p.clone().into_os_string()));
+        args.push("--new".into());
+        args.extend(n.iter().map(|p| p.clone().into_os_string()));
+        args.extend(extra.iter().map(std::ffi::OsString::from));
+        harness().arg("compare").args(args).output().unwrap()
+    };
 
-    let same = compare(&[base.as_os_str(), base.as_os_str()]);
+    let same = compare(&[base[0].as_os_str(), base[0].as_os_str()]);
     assert_eq!(code(&same), 0, "{}", stderr(&same));
     let text = stdout(&same);
     assert_eq!(text.matches("no change").count(), 2, "{text}");
     assert!(text.contains("Welch's t-test on the log fork medians"), "{text}");
 
-    let slow = compare(&[base.as_os_str(), slower.as_os_str(), "--fail-on-regression".as_ref()]);
+    // One run per side: a 20% drop only looks slower; the gate cannot decide on it (exit 2).
+    let looks = compare(&[base[0].as_os_str(), slower[0].as_os_str()]);
+    assert_eq!(code(&looks), 0, "{}", stderr(&looks));
+    let text = stdout(&looks);
+    assert!(text.lines().any(|l| l.starts_with("baseline/noop") && l.contains("slower? (1 run each)")), "{text}");
+    assert!(text.contains("1 unconfirmed (one run per side)") && text.contains("harness ab REF"), "{text}");
+    let gated = compare(&[base[0].as_os_str(), slower[0].as_os_str(), "--fail-on-regression".as_ref()]);
+    assert_eq!(code(&gated), 2, "{}", stderr(&gated));
+    assert!(stderr(&gated).contains("baseline/noop (slower? in one run per side)"), "{}", stderr(&gated));
+    let doc = compare_json(&compare(&[base[0].as_os_str(), slower[0].as_os_str(), "--json".as_ref()]).stdout);
+    assert_eq!((doc["test"]["unit"].as_str(), doc["cases"][0]["verdict"].as_str()), (Some("fork"), Some("looks_slower")));
+
+    // Two runs per side: the run is the unit, and the drop is SLOWER.
+    let slow = sides(&base, &slower, &["--fail-on-regression"]);
     assert_eq!(code(&slow), 3, "{}", stderr(&slow));
     let text = stdout(&slow);
     assert!(
@@ -83,28 +114,38 @@ fn compare_gives_verdicts_and_refuses_mismatched_runs() {
         "{text}"
     );
     assert!(text.lines().any(|l| l.starts_with("baseline/busy_loop") && l.contains("no change")), "{text}");
+    assert!(text.contains("2 base and 2 new runs") && text.contains("4/4 (2/2)"), "{text}");
     assert!(stderr(&slow).contains("fail the gate: baseline/noop"), "{}", stderr(&slow));
     assert!(text.trim_end().lines().last().unwrap().starts_with("1 slower, 0 faster, "), "{text}");
-    let only = compare(&[base.as_os_str(), slower.as_os_str(), "--only-changed".as_ref()]);
+    let only = sides(&base, &slower, &["--only-changed"]);
     let only_text = stdout(&only);
     assert!(only_text.contains("baseline/noop") && !only_text.contains("baseline/busy_loop"), "{only_text}");
     assert!(only_text.contains("1 slower, 0 faster"), "{only_text}");
     assert!(!only_text.contains('\x1b'), "no colour when stdout is not a terminal: {only_text:?}");
-    let json = compare(&[base.as_os_str(), slower.as_os_str(), "--json".as_ref(), "--fail-on-regression".as_ref()]);
+    let json = sides(&base, &slower, &["--json", "--fail-on-regression"]);
     assert_eq!(code(&json), 3, "{}", stderr(&json));
     let doc = compare_json(&json.stdout);
     assert_eq!((doc["metric"].as_str(), doc["test"]["paired"].as_bool()), (Some("throughput"), Some(false)));
+    assert_eq!((doc["test"]["unit"].as_str(), &doc["test"]["runs"]), (Some("run"), &serde_json::json!([2, 2])));
     assert_eq!(doc["decision"]["exit_code"], 3);
     assert_eq!(doc["decision"]["failing"], serde_json::json!(["baseline/noop"]));
     let noop = doc["cases"].as_array().unwrap().iter().find(|c| c["benchmark"] == "baseline/noop").unwrap();
-    assert_eq!(noop["verdict"], "slower");
+    assert_eq!((noop["verdict"].as_str(), &noop["runs"]), (Some("slower"), &serde_json::json!([2, 2])));
     assert!(noop["lower"].as_f64().unwrap() < 0.8 && noop["upper"].as_f64().unwrap() > 0.8, "{noop}");
-    let always = compare(&[base.as_os_str(), slower.as_os_str(), "--color".as_ref(), "always".as_ref()]);
+    let always = sides(&base, &slower, &["--color", "always"]);
     assert!(stdout(&always).contains("\x1b[1;31mSLOWER\x1b[0m"), "{:?}", stdout(&always));
     // On a terminal (`script` gives the command one): coloured, unless NO_COLOR is set.
     let on_terminal = |no_color: Option<&str>| {
         let me = assert_cmd::cargo::cargo_bin("harness");
-        let line = format!("{} compare {} {}", me.display(), base.display(), slower.display());
+        let (b, n) = (&base, &slower);
+        let line = format!(
+            "{} compare --base {} {} --new {} {}",
+            me.display(),
+            b[0].display(),
+            b[1].display(),
+            n[0].display(),
+            n[1].display()
+        );
         let mut cmd = std::process::Command::new("script");
         cmd.args(["-qec", &line, "/dev/null"]).env_remove("NO_COLOR");
         if let Some(v) = no_color {
@@ -117,16 +158,15 @@ fn compare_gives_verdicts_and_refuses_mismatched_runs() {
     let tty = on_terminal(Some("1"));
     assert!(tty.contains("SLOWER") && !tty.contains("\x1b[1;31m"), "{tty:?}");
     // Without --fail-on-regression a slower case is reported, not gated; --warn-only exits 0.
-    assert_eq!(code(&compare(&[base.as_os_str(), slower.as_os_str()])), 0);
-    let warned =
-        compare(&[base.as_os_str(), slower.as_os_str(), "--fail-on-regression".as_ref(), "--warn-only".as_ref()]);
+    assert_eq!(code(&sides(&base, &slower, &[])), 0);
+    let warned = sides(&base, &slower, &["--fail-on-regression", "--warn-only"]);
     assert_eq!(code(&warned), 0);
     assert_eq!(stdout(&warned), text);
     // A case missing from NEW fails the gate; one fork per side cannot be tested: exit 2.
     let mut gone = craft(&real, |_, f, i| jitter(f, i));
     gone["benchmarks"].as_array_mut().unwrap().remove(1);
     let gone = write(dir.path(), "gone.json", &gone);
-    let out = compare(&[base.as_os_str(), gone.as_os_str(), "--fail-on-regression".as_ref()]);
+    let out = sides(&base, &[gone.clone(), gone], &["--fail-on-regression"]);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     assert!(stderr(&out).contains("(missing in new)"), "{}", stderr(&out));
     let mut one = craft(&real, |_, f, i| jitter(f, i));
@@ -134,12 +174,12 @@ fn compare_gives_verdicts_and_refuses_mismatched_runs() {
         b["forks"].as_array_mut().unwrap().truncate(1);
     }
     let one = write(dir.path(), "one.json", &one);
-    let out = compare(&[base.as_os_str(), one.as_os_str(), "--fail-on-regression".as_ref()]);
+    let out = compare(&[base[0].as_os_str(), one.as_os_str(), "--fail-on-regression".as_ref()]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("could not be tested") && stderr(&out).contains("--forks 5"), "{}", stderr(&out));
 
     let md = dir.path().join("cmp.md");
-    let fast = compare(&[base.as_os_str(), faster.as_os_str(), "--markdown".as_ref(), md.as_os_str()]);
+    let fast = sides(&base, &faster, &["--markdown", md.to_str().unwrap()]);
     assert_eq!(code(&fast), 0);
     assert_eq!(stdout(&fast).matches("FASTER").count(), 2, "{}", stdout(&fast));
     assert!(std::fs::read_to_string(&md).unwrap().starts_with("**0 slower, 2 faster"));
@@ -149,20 +189,31 @@ fn compare_gives_verdicts_and_refuses_mismatched_runs() {
     other["meta"]["settings"]["iteration_nanos"] = 5_000_000u64.into();
     other["meta"]["rustc"] = "rustc 1.0.0".into();
     let other = write(dir.path(), "other.json", &other);
-    let refused = compare(&[base.as_os_str(), other.as_os_str()]);
+    let refused = compare(&[base[0].as_os_str(), other.as_os_str()]);
     assert_eq!(code(&refused), 2);
     let err = stderr(&refused);
     assert!(err.contains("differs: --time: base 20ms, new 5ms"), "{err}");
     assert!(err.contains("differs: rustc: base rustc") && err.contains("new rustc 1.0.0"), "{err}");
     assert!(err.contains("differ in 2 way(s)") && err.contains("--force"), "{err}");
     assert!(stdout(&refused).is_empty());
-    let forced = compare(&[base.as_os_str(), other.as_os_str(), "--force".as_ref()]);
+    let forced = compare(&[base[0].as_os_str(), other.as_os_str(), "--force".as_ref()]);
     assert_eq!(code(&forced), 0, "{}", stderr(&forced));
     assert!(stderr(&forced).contains("warning: compared anyway: --time"));
     assert!(stdout(&forced).contains("no change"));
+    // Among several runs, each difference names its run.
+    let mixed = sides(&[base[0].clone(), other], &base, &[]);
+    assert_eq!(code(&mixed), 2);
+    assert!(stderr(&mixed).contains("differs: base run 2: --time: base 20ms, new 5ms"), "{}", stderr(&mixed));
+    // Runs on one side only, or instruction counts by runs: refused by name.
+    let lone = compare(&["--base".as_ref(), base[0].as_os_str()]);
+    assert_eq!(code(&lone), 2);
+    assert!(stderr(&lone).contains("--new"), "{}", stderr(&lone));
+    let instr = sides(&base, &slower, &["--metric", "instructions"]);
+    assert_eq!(code(&instr), 2);
+    assert!(stderr(&instr).contains("one report per side"), "{}", stderr(&instr));
 
     // One report that is not an A/B report.
-    let single = compare(&[base.as_os_str()]);
+    let single = compare(&[base[0].as_os_str()]);
     assert_eq!(code(&single), 2);
     assert!(stderr(&single).contains("holds one build only"), "{}", stderr(&single));
 }

@@ -1,12 +1,17 @@
 //! `compare --json`: one document per comparison, throughput or instructions, with the gate's
-//! decision. Its shape is these types; `harness/schema/compare.v1.json` is generated from them
+//! decision. Its shape is these types; `harness/schema/compare.v2.json` is generated from them
 //! and CLI output is validated against it in the tests.
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Version of this document's shape.
-pub const COMPARE_SCHEMA_VERSION: u32 = 1;
+/// 2: the test's `unit` and `runs`, each case's `runs`, and the `looks_*` verdicts of one run
+/// per side (which version 1 called `faster`/`slower`).
+pub const COMPARE_SCHEMA_VERSION: u32 = 2;
+
+/// The committed JSON Schema of this version, relative to the harness crate.
+pub const COMPARE_SCHEMA_PATH: &str = "schema/compare.v2.json";
 
 /// The whole `compare --json` document.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -29,8 +34,13 @@ pub struct Document {
 /// How a throughput comparison tested.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TestSettings {
-    /// Fork pairs of one A/B report (paired t) or two separate reports (Welch's t).
+    /// Fork pairs of one A/B report (paired t) or separate reports (Welch's t).
     pub paired: bool,
+    /// The unit of replication: `fork_pair` (A/B report), `run` (2+ runs per side) or `fork`
+    /// (one run per side, whose differences are only `looks_slower`/`looks_faster`).
+    pub unit: &'static str,
+    /// Reports on each side (1 and 1 for an A/B report).
+    pub runs: [usize; 2],
     /// The overall false-alarm rate asked for.
     pub alpha: f64,
     /// The level each test ran at (below alpha after repeated looks with `--forks auto`).
@@ -67,6 +77,9 @@ pub struct Case {
     /// Throughput: ok timed forks in base and new.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forks: Option<[usize; 2]>,
+    /// Throughput, several runs per side: the runs with data in base and new.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<[usize; 2]>,
     /// Throughput, A/B reports: new/base of each fork pair.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pairs: Vec<f64>,
@@ -79,8 +92,8 @@ pub struct Case {
     /// Instructions: false when the workload's counts vary run to run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deterministic: Option<bool>,
-    /// The verdict as a token: `faster`, `slower`, `no_change`, `within_band`,
-    /// `too_few_forks`, `regressed`, `improved`, `unchanged`, `missing`, `extra`, `no_data`.
+    /// The verdict as a token: `faster`, `slower`, `looks_faster`, `looks_slower`, `no_change`,
+    /// `within_band`, `too_few_forks`, `regressed`, `improved`, `unchanged`, `missing`, `extra`, `no_data`.
     pub verdict: &'static str,
     /// The verdict as the table says it.
     pub text: String,
@@ -111,6 +124,7 @@ impl Case {
             upper: None,
             p_value: None,
             forks: None,
+            runs: None,
             pairs: vec![],
             delta_pct: None,
             threshold_pct: None,
@@ -127,7 +141,7 @@ mod tests {
     /// Regenerate with `UPDATE_SCHEMA=1 cargo test -p harness schema`.
     #[test]
     fn committed_compare_schema_matches_the_types() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/compare.v1.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(super::COMPARE_SCHEMA_PATH);
         let generated = serde_json::to_string_pretty(&schemars::schema_for!(super::Document)).unwrap() + "\n";
         if std::env::var_os("UPDATE_SCHEMA").is_some() {
             std::fs::write(&path, &generated).unwrap();

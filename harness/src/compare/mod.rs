@@ -35,19 +35,28 @@ pub fn case_pairs<'a>(
     base: &'a Report,
     new: &'a Report,
 ) -> Vec<(String, Option<&'a Benchmark>, Option<&'a Benchmark>)> {
-    let index =
-        |r: &'a Report| -> BTreeMap<String, &'a Benchmark> { r.benchmarks.iter().map(|b| (label(b), b)).collect() };
-    let (base_cases, new_cases) = (index(base), index(new));
+    case_runs(std::slice::from_ref(base), std::slice::from_ref(new))
+        .into_iter()
+        .map(|(l, b, n)| (l, b.first().copied(), n.first().copied()))
+        .collect()
+}
+
+/// Every case of any report by label, in the reports' order (base runs first), with the runs
+/// of each side that hold it.
+pub fn case_runs<'a>(base: &'a [Report], new: &'a [Report]) -> Vec<(String, Vec<&'a Benchmark>, Vec<&'a Benchmark>)> {
+    let index = |r: &'a Report| -> BTreeMap<String, &'a Benchmark> { r.benchmarks.iter().map(|b| (label(b), b)).collect() };
+    let (base_cases, new_cases): (Vec<_>, Vec<_>) = (base.iter().map(index).collect(), new.iter().map(index).collect());
     let mut labels: Vec<String> = vec![];
-    for l in base.benchmarks.iter().chain(&new.benchmarks).map(label) {
+    for l in base.iter().chain(new).flat_map(|r| r.benchmarks.iter().map(label)) {
         if !labels.contains(&l) {
             labels.push(l);
         }
     }
+    let holding = |side: &[BTreeMap<String, &'a Benchmark>], l: &str| side.iter().filter_map(|m| m.get(l).copied()).collect();
     labels
         .into_iter()
         .map(|l| {
-            let (b, n) = (base_cases.get(&l).copied(), new_cases.get(&l).copied());
+            let (b, n) = (holding(&base_cases, &l), holding(&new_cases, &l));
             (l, b, n)
         })
         .collect()

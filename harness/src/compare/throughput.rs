@@ -1,19 +1,22 @@
-//! Wall-clock throughput, case by case: the ratio NEW/BASE of the fork medians with an
-//! interval, a fork-level t-test and a verdict.
+//! Wall-clock throughput, case by case: the ratio NEW/BASE with an interval, a t-test on the
+//! unit of replication and a verdict.
 //!
-//! The unit of replication is the fork (a process): each ok timed fork contributes the log of
-//! its median iteration ops/s (robust to an iteration the host preempted). Two separate reports
-//! are compared with Welch's t-test on those logs; an A/B report (`run --baseline-bin`) with a
-//! paired t-test on the log ratio of each fork pair, at the nominal level of its sequential plan
-//! when it ran with `--forks auto`. A case is called faster or slower only when the test rejects
-//! "no difference" (the interval excludes 1) and the ratio lies beyond the noise band; "no
-//! change (within ±band)" when the interval lies inside the band. Separate runs also compare
-//! their drift canaries: where the machine itself changed speed beyond the band, every verdict
-//! says so.
+//! Each ok timed fork contributes the log of its median iteration ops/s (robust to an iteration
+//! the host preempted). An A/B report (`run --baseline-bin`) is tested with a paired t-test on
+//! the log ratio of each fork pair, at the nominal level of its sequential plan when it ran with
+//! `--forks auto`. Separate reports with two or more runs on each side are tested with Welch's
+//! t-test on each run's log geometric mean: the run is the unit, so the machine's drift between
+//! runs widens the interval. One run per side can only be tested over its forks, which cannot
+//! see that drift: its differences are "looks slower/faster", never a verdict the gate acts on.
+//! A case is called faster or slower only when the whole interval lies beyond the noise band;
+//! "no change (within ±band)" when it lies inside. Separate runs also compare their drift
+//! canaries: where the machine itself changed speed beyond the band, every difference says so.
 
-use super::case_pairs;
-use super::json;
-use crate::format::si;
+mod render;
+
+pub use render::{legend, render_markdown, render_text, summary_line, to_json};
+
+use super::case_runs;
 use crate::report::{Benchmark, Fork, ForkKind, ForkStatus, Iteration, Report};
 use crate::stats::fork_test::{ForkTest, paired, welch};
 use crate::stats::sequential::SequentialPlan;
@@ -40,6 +43,11 @@ pub enum Verdict {
     Faster,
     /// Slower: the whole interval lies below the noise band.
     Slower,
+    /// One run per side, whose forks' interval lies below the band: slower, or the machine
+    /// changed between the runs.
+    LooksSlower,
+    /// One run per side, whose forks' interval lies above the band.
+    LooksFaster,
     /// Not decided: the interval reaches both inside and past the band.
     NoChange,
     /// Significant but within the band, or the whole interval lies within the band.
@@ -61,7 +69,11 @@ impl Verdict {
         match self {
             Verdict::Slower | Verdict::Missing => Tone::Bad,
             Verdict::Faster => Tone::Good,
-            Verdict::NoChange | Verdict::TooFewForks | Verdict::NoData => Tone::Doubt,
+            Verdict::LooksSlower
+            | Verdict::LooksFaster
+            | Verdict::NoChange
+            | Verdict::TooFewForks
+            | Verdict::NoData => Tone::Doubt,
             Verdict::WithinBand | Verdict::Extra => Tone::Plain,
         }
     }
@@ -70,6 +82,8 @@ impl Verdict {
         match self {
             Verdict::Faster => "FASTER".into(),
             Verdict::Slower => "SLOWER".into(),
+            Verdict::LooksSlower => "slower? (1 run each)".into(),
+            Verdict::LooksFaster => "faster? (1 run each)".into(),
             Verdict::NoChange => "no change".into(),
             Verdict::WithinBand => format!("no change (within ±{band}%)"),
             Verdict::TooFewForks => "too few forks to tell".into(),
@@ -84,6 +98,8 @@ impl Verdict {
         match self {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
+            Verdict::LooksSlower => "looks_slower",
+            Verdict::LooksFaster => "looks_faster",
             Verdict::NoChange => "no_change",
             Verdict::WithinBand => "within_band",
             Verdict::TooFewForks => "too_few_forks",
@@ -97,6 +113,20 @@ impl Verdict {
     pub fn is_difference(self) -> bool {
         matches!(self, Verdict::Faster | Verdict::Slower)
     }
+
+    /// Faster or slower, or looks it in one run per side.
+    pub fn is_apparent_difference(self) -> bool {
+        self.is_difference() || matches!(self, Verdict::LooksFaster | Verdict::LooksSlower)
+    }
+
+    /// The verdict one run per side can give: a difference only looks like one.
+    fn unconfirmed(self) -> Verdict {
+        match self {
+            Verdict::Slower => Verdict::LooksSlower,
+            Verdict::Faster => Verdict::LooksFaster,
+            v => v,
+        }
+    }
 }
 
 /// One case's comparison.
@@ -104,7 +134,8 @@ impl Verdict {
 pub struct Row {
     /// `name[params]`.
     pub label: String,
-    /// Base ops/s: the geometric mean of the fork medians (the report's score for missing cases).
+    /// Base ops/s: the geometric mean of the fork medians, or of the runs' geometric means (the
+    /// report's score for missing cases).
     pub base: Option<f64>,
     /// New ops/s, likewise.
     pub new: Option<f64>,
@@ -112,6 +143,8 @@ pub struct Row {
     pub test: Option<ForkTest>,
     /// Ok timed forks on each side.
     pub forks: (usize, usize),
+    /// Several runs per side: the runs with data on each side (the test's units).
+    pub runs: Option<(usize, usize)>,
     /// A/B runs: new/base of the fork medians, per fork pair, in fork order.
     pub pairs: Vec<f64>,
     /// Verdict.
@@ -125,11 +158,14 @@ pub struct Comparison {
     pub options: Options,
     /// The level each test ran at: `alpha`, or the sequential plan's nominal level.
     pub level: f64,
-    /// An A/B report's fork pairs (true) or two separate reports (false).
+    /// An A/B report's fork pairs (true) or separate reports (false).
     pub paired: bool,
+    /// Separate reports: how many runs on each side ((1, 1) for an A/B report).
+    pub runs: (usize, usize),
     /// The sequential plan of a `--forks auto` A/B run.
     pub sequential: Option<SequentialPlan>,
-    /// Separate reports: new/base of the drift canary (the same CPU loop measured by both runs).
+    /// Separate reports: new/base of the drift canary (the same CPU loop measured by every run;
+    /// geometric means over several runs).
     pub canary: Option<f64>,
     /// Either report timed single ops (`--mode sample`), whose percentiles are not compared.
     pub sampled: bool,
@@ -143,7 +179,23 @@ impl Comparison {
         self.rows.iter().any(|r| r.verdict == Verdict::Slower)
     }
 
-    /// Whether the drift canary moved beyond the noise band between the two runs.
+    /// Whether the test's unit is the run (two or more separate runs on each side).
+    pub fn by_runs(&self) -> bool {
+        !self.paired && self.runs.0 >= 2 && self.runs.1 >= 2
+    }
+
+    /// The unit of replication as a token: `fork_pair`, `run` or `fork`.
+    pub fn unit(&self) -> &'static str {
+        if self.paired {
+            "fork_pair"
+        } else if self.by_runs() {
+            "run"
+        } else {
+            "fork"
+        }
+    }
+
+    /// Whether the drift canary moved beyond the noise band between the two sides' runs.
     pub fn machine_changed(&self) -> bool {
         let band = self.options.noise_band_pct / 100.0;
         self.canary.is_some_and(|c| (c - 1.0).abs() > band)
@@ -156,7 +208,7 @@ impl Comparison {
 
     fn verdict_text(&self, v: Verdict) -> String {
         let text = v.text(self.options.noise_band_pct);
-        if v.is_difference() && self.machine_changed() { format!("{text} (machine changed)") } else { text }
+        if v.is_apparent_difference() && self.machine_changed() { format!("{text} (machine changed)") } else { text }
     }
 }
 
@@ -206,8 +258,12 @@ fn lockstep_ratio(base: &[f64], new: &[f64]) -> Option<f64> {
 
 /// Geometric mean of the fork medians: the level the ratio compares.
 fn geometric_mean(medians: &[(u32, f64)]) -> Option<f64> {
-    let n = medians.len();
-    (n > 0).then(|| (medians.iter().map(|(_, v)| v.ln()).sum::<f64>() / n as f64).exp())
+    geometric_mean_of(medians.iter().map(|m| m.1))
+}
+
+fn geometric_mean_of(values: impl ExactSizeIterator<Item = f64>) -> Option<f64> {
+    let n = values.len();
+    (n > 0).then(|| (values.map(f64::ln).sum::<f64>() / n as f64).exp())
 }
 
 /// The verdict of `test` (its interval at 1 − `level`) against the band: a difference only when
@@ -235,7 +291,31 @@ pub fn compare_case(label: String, base: &[Fork], new: &[Fork], options: Options
     let test = welch(&values(&b), &values(&n), 1.0 - level);
     let forks = (b.len(), n.len());
     let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, forks);
-    Row { label, base: geometric_mean(&b), new: geometric_mean(&n), test, forks, pairs: vec![], verdict }
+    Row { label, base: geometric_mean(&b), new: geometric_mean(&n), test, forks, runs: None, pairs: vec![], verdict }
+}
+
+/// Compares one case of several separate runs per side: Welch's t on each run's log geometric
+/// mean of its fork medians, the run being the unit.
+pub fn compare_runs(label: String, base: &[&Benchmark], new: &[&Benchmark], options: Options) -> Row {
+    let run_means = |side: &[&Benchmark]| -> Vec<f64> {
+        side.iter().filter_map(|b| geometric_mean(&fork_medians(&b.forks))).collect()
+    };
+    let (b, n) = (run_means(base), run_means(new));
+    let ok_forks = |side: &[&Benchmark]| side.iter().map(|b| fork_medians(&b.forks).len()).sum::<usize>();
+    let test = welch(&b, &n, 1.0 - options.alpha);
+    let runs = (b.len(), n.len());
+    let verdict = verdict(test.as_ref(), options.alpha, options.noise_band_pct / 100.0, runs);
+    let (base_mean, new_mean) = (geometric_mean_of(b.into_iter()), geometric_mean_of(n.into_iter()));
+    Row {
+        label,
+        base: base_mean,
+        new: new_mean,
+        test,
+        forks: (ok_forks(base), ok_forks(new)),
+        runs: Some(runs),
+        pairs: vec![],
+        verdict,
+    }
 }
 
 /// Compares one case of an A/B run (paired t on the log ratio of each fork pair, see
@@ -247,37 +327,56 @@ pub fn compare_pairs(label: String, base: &[Fork], new: &[Fork], options: Option
     let forks = (b.len(), n.len());
     let units = if pairs.is_empty() { (forks.0.min(1), forks.1.min(1)) } else { forks };
     let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, units);
-    Row { label, base: geometric_mean(&b), new: geometric_mean(&n), test, forks, pairs, verdict }
+    Row { label, base: geometric_mean(&b), new: geometric_mean(&n), test, forks, runs: None, pairs, verdict }
 }
 
 fn sampled(r: &Report) -> bool {
     r.meta.settings.as_ref().is_some_and(|s| s.mode == "sample")
 }
 
-/// Compares every case of `new` against `base`.
-pub fn compare(base: &Report, new: &Report, options: Options) -> Comparison {
-    let rows = case_pairs(base, new)
+/// Compares every case of the `new` runs against the `base` runs (separate reports): by runs
+/// with two or more on each side, else over the forks of all runs with differences unconfirmed.
+pub fn compare(base: &[Report], new: &[Report], options: Options) -> Comparison {
+    let by_runs = base.len() >= 2 && new.len() >= 2;
+    let rows = case_runs(base, new)
         .into_iter()
-        .map(|(label, b, n)| match (b, n) {
-            (Some(b), Some(n)) => compare_case(label, &b.forks, &n.forks, options, options.alpha),
-            (b, n) => {
-                let verdict = if b.is_some() { Verdict::Missing } else { Verdict::Extra };
-                let mean = |c: Option<&Benchmark>| c.and_then(|c| c.score.as_ref()).map(|s| s.mean);
-                Row { label, base: mean(b), new: mean(n), test: None, forks: (0, 0), pairs: vec![], verdict }
+        .map(|(label, b, n)| match (b.is_empty(), n.is_empty()) {
+            (false, false) if by_runs => compare_runs(label, &b, &n, options),
+            (false, false) => {
+                let forks = |side: &[&Benchmark]| side.iter().flat_map(|c| c.forks.iter().cloned()).collect::<Vec<Fork>>();
+                let row = compare_case(label, &forks(&b), &forks(&n), options, options.alpha);
+                Row { verdict: row.verdict.unconfirmed(), ..row }
             }
+            _ => absent(label, b.first().copied(), n.first().copied()),
         })
         .collect();
-    let rate = |r: &Report| r.meta.canary.as_ref().and_then(|c| c.ops_per_sec());
-    let canary = rate(base).zip(rate(new)).map(|(b, n)| n / b).filter(|r| r.is_finite());
     Comparison {
         options,
         level: options.alpha,
         paired: false,
+        runs: (base.len(), new.len()),
         sequential: None,
-        canary,
-        sampled: sampled(base) || sampled(new),
+        canary: canary_ratio(base, new),
+        sampled: base.iter().chain(new).any(sampled),
         rows,
     }
+}
+
+/// The row of a case only one side has.
+fn absent(label: String, base: Option<&Benchmark>, new: Option<&Benchmark>) -> Row {
+    let verdict = if base.is_some() { Verdict::Missing } else { Verdict::Extra };
+    let mean = |c: Option<&Benchmark>| c.and_then(|c| c.score.as_ref()).map(|s| s.mean);
+    Row { label, base: mean(base), new: mean(new), test: None, forks: (0, 0), runs: None, pairs: vec![], verdict }
+}
+
+/// new/base of the drift canary: the geometric mean of each side's runs (every run must have one).
+fn canary_ratio(base: &[Report], new: &[Report]) -> Option<f64> {
+    let side = |runs: &[Report]| -> Option<f64> {
+        let rates: Option<Vec<f64>> =
+            runs.iter().map(|r| r.meta.canary.as_ref().and_then(|c| c.ops_per_sec())).collect();
+        geometric_mean_of(rates?.into_iter())
+    };
+    side(base).zip(side(new)).map(|(b, n)| n / b).filter(|r| r.is_finite())
 }
 
 /// Compares the two builds of an A/B report (`run --baseline-bin`): baseline forks as base,
@@ -296,168 +395,7 @@ pub fn compare_sides(report: &Report, options: Options) -> Comparison {
         .filter(|b| !b.baseline_forks.is_empty() || !b.forks.is_empty())
         .map(|b| compare_pairs(super::label(b), &b.baseline_forks, &b.forks, options, level))
         .collect();
-    Comparison { options, level, paired: true, sequential, canary: None, sampled: sampled(report), rows }
-}
-
-fn header(c: &Comparison) -> Vec<String> {
-    let confidence = format!("{}% interval", fmt_pct(1.0 - c.level));
-    let mut h: Vec<String> =
-        ["benchmark", "base ops/s", "new ops/s", "new/base", confidence.as_str(), "p", "forks", "verdict"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-    if c.paired {
-        h.push("fork pairs new/base".into());
-    }
-    h
-}
-
-fn fmt_pct(x: f64) -> String {
-    let p = x * 100.0;
-    if (p - p.round()).abs() < 0.05 { format!("{}", p.round()) } else { format!("{p:.1}") }
-}
-
-/// The column of the verdict in [`cells`].
-const VERDICT: usize = 7;
-
-fn cells(r: &Row, c: &Comparison) -> Vec<String> {
-    let num = |v: Option<f64>| v.map_or("-".into(), si);
-    let mut v = vec![
-        r.label.clone(),
-        num(r.base),
-        num(r.new),
-        r.test.map_or("-".into(), |t| format!("{:.3}", t.ratio)),
-        r.test.map_or("-".into(), |t| format!("{:.3}..{:.3}", t.lower, t.upper)),
-        r.test.map_or("-".into(), |t| format!("{:.3}", t.p_value)),
-        format!("{}/{}", r.forks.0, r.forks.1),
-        c.verdict_text(r.verdict),
-    ];
-    if c.paired {
-        v.push(r.pairs.iter().map(|p| format!("{p:.3}")).collect::<Vec<_>>().join(" "));
-    }
-    v
-}
-
-/// What one fork pair's ratio is, as the legend says it.
-const PAIR_RATIO: &str = "the median ratio of its side-by-side iterations, or of its forks' medians";
-
-/// What the verdicts mean and what to watch out for, printed under the table.
-pub fn legend(c: &Comparison) -> String {
-    let band = c.options.noise_band_pct;
-    let mut out = match (&c.sequential, c.paired) {
-        (Some(p), _) => format!(
-            "Paired t-test on the log ratio of each fork pair ({PAIR_RATIO}), sequential (--forks auto, {}..{} pairs): every look tests at {:.4} so that a false alarm at any look has chance {}; faster/slower only when the whole interval lies beyond ±{band}%.\n",
-            p.min_pairs, p.max_pairs, p.nominal_alpha, p.alpha
-        ),
-        (None, true) => format!(
-            "Paired t-test on the log ratio of each fork pair ({PAIR_RATIO}; alpha {}); faster/slower only when the whole interval lies beyond ±{band}%.\n",
-            c.options.alpha
-        ),
-        (None, false) => format!(
-            "Welch's t-test on the log fork medians (alpha {}); ops/s are geometric means of the fork medians; faster/slower only when the whole interval lies beyond ±{band}%.\n",
-            c.options.alpha
-        ),
-    };
-    let too_few = c.rows.iter().filter(|r| r.verdict == Verdict::TooFewForks).count();
-    if too_few > 0 {
-        let what = if c.paired {
-            "at least 2 fork pairs: rerun with --forks 5 or --forks auto"
-        } else {
-            "at least 2 ok forks on each side: rerun both with --forks 5 (2 at the very least), or make one A/B run with --baseline-bin"
-        };
-        out.push_str(&format!("{too_few} case(s) cannot be tested: a fork-level test needs {what}.\n"));
-    }
-    if let Some(r) = c.canary {
-        let moved = if c.machine_changed() {
-            format!(
-                "the machine itself ran {:.1}% {} between the runs, beyond the ±{band}% band: a difference may be the machine's, not the code's; compare in one A/B run (`harness run --baseline-bin`)",
-                (r - 1.0).abs() * 100.0,
-                if r < 1.0 { "slower" } else { "faster" }
-            )
-        } else {
-            format!("within ±{band}%: the machine kept its speed")
-        };
-        out.push_str(&format!(
-            "Drift canary (the same CPU loop at the start and end of each run): new/base {r:.3}, {moved}.\n"
-        ));
-    } else if !c.paired {
-        out.push_str("No drift canary in one of the reports: a change of the machine's speed between the runs cannot be told from a change of the code.\n");
-    }
-    if c.sampled {
-        out.push_str("Latency percentiles (--mode sample) are not compared: these verdicts are on throughput.\n");
-    }
-    out
-}
-
-/// Counts of the verdicts, one line.
-pub fn summary_line(c: &Comparison) -> String {
-    let count = |v: Verdict| c.rows.iter().filter(|r| r.verdict == v).count();
-    format!(
-        "{} slower, {} faster, {} unchanged, {} undecided or untestable",
-        count(Verdict::Slower),
-        count(Verdict::Faster),
-        count(Verdict::WithinBand),
-        c.rows.len() - count(Verdict::Slower) - count(Verdict::Faster) - count(Verdict::WithinBand)
-    )
-}
-
-/// The `compare --json` document of this comparison, with the gate's `decision`.
-pub fn to_json(c: &Comparison, decision: json::Decision) -> json::Document {
-    let cases = c
-        .rows
-        .iter()
-        .map(|r| json::Case {
-            ratio: r.test.map(|t| t.ratio),
-            lower: r.test.map(|t| t.lower),
-            upper: r.test.map(|t| t.upper),
-            p_value: r.test.map(|t| t.p_value),
-            forks: Some([r.forks.0, r.forks.1]),
-            pairs: r.pairs.clone(),
-            ..json::Case::new(r.label.clone(), r.base, r.new, r.verdict.token(), c.verdict_text(r.verdict))
-        })
-        .collect();
-    json::Document {
-        schema_version: json::COMPARE_SCHEMA_VERSION,
-        metric: "throughput",
-        test: Some(json::TestSettings {
-            paired: c.paired,
-            alpha: c.options.alpha,
-            level: c.level,
-            noise_band_pct: c.options.noise_band_pct,
-            canary_ratio: c.canary,
-            machine_changed: c.machine_changed(),
-        }),
-        summary: summary_line(c),
-        cases,
-        decision,
-    }
-}
-
-/// A plain-text table.
-pub fn render_text(c: &Comparison) -> String {
-    let painted = |r: &Row| {
-        let mut cells = cells(r, c);
-        cells[VERDICT] = crate::format::paint(std::mem::take(&mut cells[VERDICT]), r.verdict.tone());
-        cells
-    };
-    let rows: Vec<Vec<String>> = std::iter::once(header(c)).chain(c.rows.iter().map(painted)).collect();
-    crate::format::table(&rows, |i| (1..7).contains(&i)) + &legend(c)
-}
-
-/// A Markdown table with a one-line verdict, for a CI job summary.
-pub fn render_markdown(c: &Comparison) -> String {
-    let mut out = format!("**{}** in throughput.\n\n", summary_line(c));
-    let h = header(c);
-    out.push_str(&format!("| {} |\n|---|{}\n", h.join(" | "), "---:|".repeat(h.len() - 1)));
-    for r in &c.rows {
-        out.push_str(&format!(
-            "| {} |\n",
-            cells(r, c).iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>().join(" | ")
-        ));
-    }
-    out.push('\n');
-    out.push_str(&legend(c));
-    out
+    Comparison { options, level, paired: true, runs: (1, 1), sequential, canary: None, sampled: sampled(report), rows }
 }
 
 #[cfg(test)]
@@ -471,6 +409,15 @@ mod tests {
 
     fn scaled(xs: &[f64], k: f64) -> Vec<f64> {
         xs.iter().map(|v| v * k).collect()
+    }
+
+    fn one(r: &Report) -> &[Report] {
+        std::slice::from_ref(r)
+    }
+
+    /// A run of case `a` whose three forks ran at A, B and C scaled by `k`.
+    fn run_at(k: f64) -> Report {
+        report(vec![timed("a", &[&scaled(A, k), &scaled(B, k), &scaled(C, k)])])
     }
 
     #[test]
@@ -494,39 +441,70 @@ mod tests {
     #[test]
     fn a_report_against_itself_is_no_change() {
         let r = report(vec![timed("a", &[A, B, C]), timed("b", &[B, A, C])]);
-        let c = compare(&r, &r, Options::default());
+        let c = compare(one(&r), one(&r), Options::default());
         assert!(c.rows.iter().all(|row| row.verdict == Verdict::WithinBand), "{c:?}");
         assert!(!c.regressed());
         assert!(render_text(&c).contains("no change (within ±1%)"));
     }
 
     #[test]
-    fn a_shift_of_twenty_percent_is_slower_or_faster() {
-        let base = report(vec![timed("a", &[A, B, C])]);
-        let new = report(vec![timed("a", &[&scaled(A, 0.8), &scaled(B, 0.8), &scaled(C, 0.8)])]);
+    fn a_shift_of_twenty_percent_over_three_runs_a_side_is_slower_or_faster() {
+        let base = [run_at(1.0), run_at(1.01), run_at(0.99)];
+        let new = [run_at(0.8), run_at(0.81), run_at(0.79)];
         let c = compare(&base, &new, Options::default());
-        assert_eq!(c.rows[0].verdict, Verdict::Slower, "{c:?}");
+        assert_eq!((c.rows[0].verdict, c.unit(), c.rows[0].runs), (Verdict::Slower, "run", Some((3, 3))), "{c:?}");
         assert!((c.rows[0].test.unwrap().ratio - 0.8).abs() < 1e-3);
+        assert_eq!(c.rows[0].forks, (9, 9));
         assert!(c.regressed());
         let back = compare(&new, &base, Options::default());
         assert_eq!(back.rows[0].verdict, Verdict::Faster);
         assert!(render_markdown(&c).starts_with("**1 slower, 0 faster"), "{}", render_markdown(&c));
+        assert!(render_text(&c).contains("9/9 (3/3)") && legend(&c).contains("3 base and 3 new runs"));
+    }
+
+    #[test]
+    fn one_run_per_side_only_looks_different() {
+        let c = compare(one(&run_at(1.0)), one(&run_at(0.8)), Options::default());
+        assert_eq!((c.rows[0].verdict, c.unit()), (Verdict::LooksSlower, "fork"), "{c:?}");
+        assert!(!c.regressed());
+        assert!(summary_line(&c).contains("1 unconfirmed (one run per side)"), "{}", summary_line(&c));
+        assert!(render_text(&c).contains("slower? (1 run each)") && legend(&c).contains("harness ab REF"));
+        let back = compare(one(&run_at(0.8)), one(&run_at(1.0)), Options::default());
+        assert_eq!(back.rows[0].verdict, Verdict::LooksFaster);
+    }
+
+    #[test]
+    fn runs_that_drift_apart_are_not_called_different() {
+        // Within each run the forks agree to 1%, but the runs themselves wander by ±10%: the
+        // forks of one run per side call a 10% change; the runs, rightly, cannot.
+        let base = [run_at(1.0), run_at(1.1)];
+        let new = [run_at(0.9), run_at(1.05)];
+        let by_forks = compare(one(&base[0]), one(&new[0]), Options::default());
+        assert_eq!(by_forks.rows[0].verdict, Verdict::LooksSlower);
+        let by_runs = compare(&base, &new, Options::default());
+        assert_eq!(by_runs.rows[0].verdict, Verdict::NoChange, "{by_runs:?}");
+        // A case that one side's runs lack is tested on the runs that hold it.
+        let mut gappy = base.clone();
+        gappy[1].benchmarks.clear();
+        let c = compare(&gappy, &new, Options::default());
+        assert_eq!((c.rows[0].verdict, c.rows[0].runs), (Verdict::TooFewForks, Some((1, 2))));
+        assert!(legend(&c).contains("at least 2 runs"), "{}", legend(&c));
     }
 
     #[test]
     fn a_significant_shift_inside_the_band_is_no_change() {
         let base = report(vec![timed("x", &[A, B, C])]);
         let new = report(vec![timed("x", &[&scaled(A, 1.005), &scaled(B, 1.005), &scaled(C, 1.005)])]);
-        assert_eq!(compare(&base, &new, Options::default()).rows[0].verdict, Verdict::WithinBand);
+        assert_eq!(compare(one(&base), one(&new), Options::default()).rows[0].verdict, Verdict::WithinBand);
         let tight = Options { noise_band_pct: 0.1, ..Options::default() };
-        assert_eq!(compare(&base, &new, tight).rows[0].verdict, Verdict::Faster);
+        assert_eq!(compare(one(&base), one(&new), tight).rows[0].verdict, Verdict::LooksFaster);
     }
 
     #[test]
     fn one_fork_per_side_cannot_be_tested_and_says_what_can() {
         let base = report(vec![timed("x", &[A])]);
         let new = report(vec![timed("x", &[&scaled(A, 0.5)])]);
-        let c = compare(&base, &new, Options::default());
+        let c = compare(one(&base), one(&new), Options::default());
         assert_eq!(c.rows[0].verdict, Verdict::TooFewForks);
         assert!(legend(&c).contains("--forks 5"), "{}", legend(&c));
     }
@@ -537,7 +515,7 @@ mod tests {
         let mut empty = case("empty");
         empty.forks = vec![];
         let new = report(vec![empty, timed("fresh", &[A])]);
-        let v: Vec<Verdict> = compare(&base, &new, Options::default()).rows.iter().map(|r| r.verdict).collect();
+        let v: Vec<Verdict> = compare(one(&base), one(&new), Options::default()).rows.iter().map(|r| r.verdict).collect();
         assert_eq!(v, [Verdict::Missing, Verdict::NoData, Verdict::Extra]);
     }
 
@@ -568,12 +546,12 @@ mod tests {
         let mut new = report(vec![timed("a", &[&scaled(A, 0.8), &scaled(B, 0.8), &scaled(C, 0.8)])]);
         base.meta.canary = Some(canary(1000.0));
         new.meta.canary = Some(canary(950.0));
-        let c = compare(&base, &new, Options::default());
+        let c = compare(one(&base), one(&new), Options::default());
         assert!(c.machine_changed());
         let text = render_text(&c);
-        assert!(text.contains("SLOWER (machine changed)") && text.contains("ran 5.0% slower"), "{text}");
+        assert!(text.contains("slower? (1 run each) (machine changed)") && text.contains("ran 5.0% slower"), "{text}");
         new.meta.canary = Some(canary(1002.0));
-        let c = compare(&base, &new, Options::default());
+        let c = compare(one(&base), one(&new), Options::default());
         assert!(!c.machine_changed() && render_text(&c).contains("kept its speed"));
     }
 }
