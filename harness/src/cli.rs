@@ -289,7 +289,7 @@ pub struct RunArgs {
     #[arg(long, short = 'o', env = "HARNESS_OUT", value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// PostgreSQL server for `db=postgres` cases.
-    #[arg(long, env = "DATABASE_URL", value_name = "URL", default_value = workloads::registry::DEFAULT_DATABASE_URL, hide_env_values = true, value_parser = crate::server_url::postgres)]
+    #[arg(long, env = "DATABASE_URL", value_name = "URL", default_value = workloads::def::DEFAULT_DATABASE_URL, hide_env_values = true, value_parser = crate::server_url::postgres)]
     pub database_url: String,
     /// Add one fork per case that counts instructions per op under valgrind's callgrind
     /// (exact and repeatable; every thread of the worker counted).

@@ -1,5 +1,14 @@
 //! Number formatting for people (reports keep raw numbers).
 
+/// Nanoseconds for people: `812 ns`, `13.41 µs`, `1.002 ms`.
+pub fn nanos(n: f64) -> String {
+    match n {
+        n if n >= 1e6 => format!("{} ms", si(n / 1e6)),
+        n if n >= 1e3 => format!("{} µs", si(n / 1e3)),
+        n => format!("{} ns", si(n)),
+    }
+}
+
 /// Four significant digits with an SI suffix: `3.412 G`, `30.18 k`, `0.5000`.
 pub fn si(x: f64) -> String {
     if !x.is_finite() {

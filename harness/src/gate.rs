@@ -85,7 +85,8 @@ fn check_alike(args: &crate::cli::CompareArgs, base: &[Report], new: &[Report]) 
     let (first, others) = base.split_first().expect("clap requires a base report");
     let several = base.len() + new.len() > 2;
     for (i, other) in others.iter().chain(new).enumerate() {
-        let which = if i < others.len() { format!("base run {}", i + 2) } else { format!("new run {}", i - others.len() + 1) };
+        let which =
+            if i < others.len() { format!("base run {}", i + 2) } else { format!("new run {}", i - others.len() + 1) };
         for d in crate::compare::differences(first, other, args.metric) {
             let d = if several { format!("{which}: {d}") } else { d };
             eprintln!("{}: {d}", if args.force { "warning: compared anyway" } else { "differs" });

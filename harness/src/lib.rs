@@ -18,6 +18,7 @@ pub mod protocol;
 /// Credential redaction, shared with the workloads.
 pub use workloads::redact;
 pub mod report;
+pub mod row;
 pub mod runner;
 pub mod server_url;
 pub mod shard;

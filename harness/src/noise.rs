@@ -3,7 +3,6 @@
 //! stated precision needs, and one plain recommendation. Pure over a report; printed after every
 //! run and by `harness noise`.
 
-use crate::compare::label;
 use crate::compare::throughput::fork_samples;
 use crate::format::si;
 use crate::report::{Benchmark, Report};
@@ -142,7 +141,7 @@ pub fn diagnose(b: &Benchmark, precision: f64) -> Option<CaseNoise> {
     });
     Some(CaseNoise {
         oversubscribed,
-        label: label(b),
+        label: b.label(),
         forks: groups.len(),
         iterations: all.len(),
         mean: s.mean,

@@ -113,21 +113,10 @@ pub struct Case {
 }
 
 impl Case {
-    /// `name[a=1,b=2]`, or the bare name without params; passwords in values redacted.
+    /// `name[a=1,b=2]`, or the bare name without params; passwords in values redacted: the
+    /// label its report entry will have ([`crate::report::case_label`]).
     pub fn label(&self) -> String {
-        let mut inner = self.params.display();
-        if self.threads != 1 {
-            inner = if inner.is_empty() {
-                format!("threads={}", self.threads)
-            } else {
-                format!("{inner},threads={}", self.threads)
-            };
-        }
-        if inner.is_empty() {
-            self.def.name.to_string()
-        } else {
-            crate::redact::redact(&format!("{}[{inner}]", self.def.name))
-        }
+        crate::report::case_label(self.def.name, &self.params_redacted(), self.threads)
     }
 
     /// The param values as the report records them: passwords redacted.

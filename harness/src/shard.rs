@@ -105,7 +105,7 @@ pub fn merge(parts: Vec<(String, Report)>, force: bool) -> Result<Report, BadInp
     let mut seen: Vec<(String, String)> = vec![];
     for (name, part) in &parts {
         for b in &part.benchmarks {
-            let label = crate::compare::label(b);
+            let label = b.label();
             if let Some((_, other)) = seen.iter().find(|(l, _)| *l == label) {
                 return Err(BadInput(format!(
                     "case {label} is in both {other} and {name}: merge the parts of one sharded run, each once"

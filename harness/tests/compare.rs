@@ -103,7 +103,10 @@ fn compare_gives_verdicts_and_refuses_mismatched_runs() {
     assert_eq!(code(&gated), 2, "{}", stderr(&gated));
     assert!(stderr(&gated).contains("baseline/noop (slower? in one run per side)"), "{}", stderr(&gated));
     let doc = compare_json(&compare(&[base[0].as_os_str(), slower[0].as_os_str(), "--json".as_ref()]).stdout);
-    assert_eq!((doc["test"]["unit"].as_str(), doc["cases"][0]["verdict"].as_str()), (Some("fork"), Some("looks_slower")));
+    assert_eq!(
+        (doc["test"]["unit"].as_str(), doc["cases"][0]["verdict"].as_str()),
+        (Some("fork"), Some("looks_slower"))
+    );
 
     // Two runs per side: the run is the unit, and the drop is SLOWER.
     let slow = sides(&base, &slower, &["--fail-on-regression"]);

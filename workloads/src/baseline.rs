@@ -16,8 +16,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "empty operation: the measuring loop's own cost per op",
         params: &[],
         hidden: false,
-        servers: crate::registry::no_servers,
-        op_floor: crate::registry::OpFloor::None,
+        servers: crate::def::no_servers,
+        op_floor: crate::def::OpFloor::None,
         shareable: true,
         setup: |_| Ok(blocking(Noop)),
     },
@@ -26,8 +26,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "`work` steps of an xorshift generator: CPU work of a known size",
         params: &[WORK],
         hidden: false,
-        servers: crate::registry::no_servers,
-        op_floor: crate::registry::OpFloor::None,
+        servers: crate::def::no_servers,
+        op_floor: crate::def::OpFloor::None,
         shareable: true,
         setup: setup_busy_loop,
     },
@@ -36,8 +36,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "the harness's drift canary: 1,000 xorshift steps per op, untouched by the calibration features",
         params: &[],
         hidden: true,
-        servers: crate::registry::no_servers,
-        op_floor: crate::registry::OpFloor::None,
+        servers: crate::def::no_servers,
+        op_floor: crate::def::OpFloor::None,
         shareable: true,
         setup: |_| Ok(blocking(BusyLoop { work: 1000 })),
     },
@@ -46,8 +46,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "empty future awaited on a current-thread runtime, one runtime entry per batch",
         params: &[],
         hidden: false,
-        servers: crate::registry::no_servers,
-        op_floor: crate::registry::OpFloor::None,
+        servers: crate::def::no_servers,
+        op_floor: crate::def::OpFloor::None,
         shareable: true,
         setup: |_| Ok(asynchronous(AsyncNoop { runtime: crate::current_thread_runtime()? })),
     },
@@ -56,8 +56,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "empty future with one runtime entry (block_on) per op: the floor of that shape",
         params: &[],
         hidden: false,
-        servers: crate::registry::no_servers,
-        op_floor: crate::registry::OpFloor::None,
+        servers: crate::def::no_servers,
+        op_floor: crate::def::OpFloor::None,
         shareable: true,
         setup: |_| Ok(blocking(BlockOnNoop { runtime: crate::current_thread_runtime()? })),
     },
@@ -66,8 +66,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "`work` xorshift steps done on a helper thread while the measuring thread waits",
         params: &[WORK],
         hidden: false,
-        servers: crate::registry::no_servers,
-        op_floor: crate::registry::OpFloor::None,
+        servers: crate::def::no_servers,
+        op_floor: crate::def::OpFloor::None,
         shareable: true,
         setup: |ctx| Ok(blocking(OtherThreadBusy { work: ctx.params.int("work")? as u64 })),
     },
@@ -76,8 +76,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "empty closure through tokio spawn_blocking, awaited: the floor of that dispatch",
         params: &[],
         hidden: false,
-        servers: crate::registry::no_servers,
-        op_floor: crate::registry::OpFloor::None,
+        servers: crate::def::no_servers,
+        op_floor: crate::def::OpFloor::None,
         shareable: true,
         setup: |_| Ok(asynchronous(SpawnBlockingNoop { runtime: crate::current_thread_runtime()? })),
     },
@@ -249,7 +249,7 @@ impl AsyncWorkload for SpawnBlockingNoop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Params, Phase, registry};
+    use crate::{Params, Phase};
 
     fn ctx(params: &[(&str, &str)]) -> SetupContext {
         let params = Params(params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn busy_loop_rejects_missing_param() {
-        let def = registry::find("baseline/busy_loop").unwrap();
+        let def = WORKLOADS.iter().find(|w| w.name == "baseline/busy_loop").unwrap();
         assert!((def.setup)(&ctx(&[])).is_err());
     }
 }

@@ -34,8 +34,8 @@ macro_rules! fault {
             params: PARAMS,
             hidden: true,
             setup: |ctx| setup(ctx, $fault),
-            servers: crate::registry::no_servers,
-            op_floor: crate::registry::OpFloor::None,
+            servers: crate::def::no_servers,
+            op_floor: crate::def::OpFloor::None,
             shareable: true,
         }
     };

@@ -17,8 +17,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "blocking op that sleeps 200 µs and records how many ops were in flight at once",
         params: &[],
         hidden: true,
-        servers: crate::registry::no_servers,
-        op_floor: crate::registry::OpFloor::None,
+        servers: crate::def::no_servers,
+        op_floor: crate::def::OpFloor::None,
         shareable: true,
         setup: |_| Ok(blocking(InFlight::default())),
     },
@@ -27,8 +27,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "async op that sleeps 200 µs on the runtime and records how many ops were in flight at once",
         params: &[],
         hidden: true,
-        servers: crate::registry::no_servers,
-        op_floor: crate::registry::OpFloor::None,
+        servers: crate::def::no_servers,
+        op_floor: crate::def::OpFloor::None,
         shareable: true,
         setup: |_| {
             Ok(asynchronous(TaskInFlight { runtime: crate::current_thread_runtime()?, counts: InFlight::default() }))
@@ -39,8 +39,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "2 µs of spinning; every 50th op also sleeps 1 ms (a known latency distribution)",
         params: &[],
         hidden: true,
-        servers: crate::registry::no_servers,
-        op_floor: crate::registry::OpFloor::None,
+        servers: crate::def::no_servers,
+        op_floor: crate::def::OpFloor::None,
         shareable: true,
         setup: |_| Ok(blocking(Every50thSleeps::default())),
     },
@@ -168,7 +168,7 @@ mod tests {
         let def = WORKLOADS.iter().find(|d| d.name == "probe/task_in_flight").unwrap();
         let prepared: Box<dyn Prepared> = (def.setup)(&SetupContext::new(Default::default())).unwrap();
         let mut crew = prepared.concurrent(4).unwrap().expect("async workloads run tasks");
-        let runs = crew.run(5, Duration::from_millis(20), None);
+        let runs = crew.run(crate::IterationPlan { batch: 5, time: Duration::from_millis(20), sample: None });
         assert_eq!(runs.len(), 4);
         assert!(runs.iter().all(|r| r.ops > 0 && r.ops % 5 == 0));
         assert_eq!(prepared.observe().unwrap(), [("max_in_flight", 4)]);

@@ -18,18 +18,6 @@ pub enum Metric {
     Instructions,
 }
 
-/// `name[k=v,...]`, as the summary and `list` print a case.
-pub fn label(b: &Benchmark) -> String {
-    let mut params: Vec<String> = b.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    if let Some(c) = b.concurrency.as_ref().filter(|c| c.count != 1) {
-        params.push(format!("threads={}", c.count));
-    }
-    if params.is_empty() {
-        return b.name.clone();
-    }
-    format!("{}[{}]", b.name, params.join(","))
-}
-
 /// Every case of either report by label, in the base report's order then the new ones.
 pub fn case_pairs<'a>(
     base: &'a Report,
@@ -44,15 +32,17 @@ pub fn case_pairs<'a>(
 /// Every case of any report by label, in the reports' order (base runs first), with the runs
 /// of each side that hold it.
 pub fn case_runs<'a>(base: &'a [Report], new: &'a [Report]) -> Vec<(String, Vec<&'a Benchmark>, Vec<&'a Benchmark>)> {
-    let index = |r: &'a Report| -> BTreeMap<String, &'a Benchmark> { r.benchmarks.iter().map(|b| (label(b), b)).collect() };
+    let index =
+        |r: &'a Report| -> BTreeMap<String, &'a Benchmark> { r.benchmarks.iter().map(|b| (b.label(), b)).collect() };
     let (base_cases, new_cases): (Vec<_>, Vec<_>) = (base.iter().map(index).collect(), new.iter().map(index).collect());
     let mut labels: Vec<String> = vec![];
-    for l in base.iter().chain(new).flat_map(|r| r.benchmarks.iter().map(label)) {
+    for l in base.iter().chain(new).flat_map(|r| r.benchmarks.iter().map(Benchmark::label)) {
         if !labels.contains(&l) {
             labels.push(l);
         }
     }
-    let holding = |side: &[BTreeMap<String, &'a Benchmark>], l: &str| side.iter().filter_map(|m| m.get(l).copied()).collect();
+    let holding =
+        |side: &[BTreeMap<String, &'a Benchmark>], l: &str| side.iter().filter_map(|m| m.get(l).copied()).collect();
     labels
         .into_iter()
         .map(|l| {

@@ -17,7 +17,7 @@ mod render;
 pub use render::{legend, render_markdown, render_text, summary_line, to_json};
 
 use super::case_runs;
-use crate::report::{Benchmark, Fork, ForkKind, ForkStatus, Iteration, Report};
+use crate::report::{Benchmark, Fork, Iteration, Report};
 use crate::stats::fork_test::{ForkTest, paired, welch};
 use crate::stats::sequential::SequentialPlan;
 
@@ -221,7 +221,7 @@ pub fn fork_samples(forks: &[Fork]) -> Vec<Vec<f64>> {
 fn ok_timed(forks: &[Fork]) -> impl Iterator<Item = (&Fork, Vec<f64>)> + '_ {
     forks
         .iter()
-        .filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time)
+        .filter(|f| f.is_ok_timed())
         .map(|f| (f, f.iterations.iter().map(Iteration::ops_per_sec).filter(|x| x.is_finite()).collect()))
         .filter(|(_, v): &(&Fork, Vec<f64>)| !v.is_empty())
 }
@@ -343,7 +343,8 @@ pub fn compare(base: &[Report], new: &[Report], options: Options) -> Comparison 
         .map(|(label, b, n)| match (b.is_empty(), n.is_empty()) {
             (false, false) if by_runs => compare_runs(label, &b, &n, options),
             (false, false) => {
-                let forks = |side: &[&Benchmark]| side.iter().flat_map(|c| c.forks.iter().cloned()).collect::<Vec<Fork>>();
+                let forks =
+                    |side: &[&Benchmark]| side.iter().flat_map(|c| c.forks.iter().cloned()).collect::<Vec<Fork>>();
                 let row = compare_case(label, &forks(&b), &forks(&n), options, options.alpha);
                 Row { verdict: row.verdict.unconfirmed(), ..row }
             }
@@ -393,7 +394,7 @@ pub fn compare_sides(report: &Report, options: Options) -> Comparison {
         .benchmarks
         .iter()
         .filter(|b| !b.baseline_forks.is_empty() || !b.forks.is_empty())
-        .map(|b| compare_pairs(super::label(b), &b.baseline_forks, &b.forks, options, level))
+        .map(|b| compare_pairs(b.label(), &b.baseline_forks, &b.forks, options, level))
         .collect();
     Comparison { options, level, paired: true, runs: (1, 1), sequential, canary: None, sampled: sampled(report), rows }
 }
@@ -402,6 +403,7 @@ pub fn compare_sides(report: &Report, options: Options) -> Comparison {
 mod tests {
     use super::super::fixtures::*;
     use super::*;
+    use crate::report::ForkStatus;
 
     const A: &[f64] = &[100.0, 101.0, 99.0, 100.5];
     const B: &[f64] = &[99.5, 100.2, 100.8, 99.8];
@@ -515,7 +517,8 @@ mod tests {
         let mut empty = case("empty");
         empty.forks = vec![];
         let new = report(vec![empty, timed("fresh", &[A])]);
-        let v: Vec<Verdict> = compare(one(&base), one(&new), Options::default()).rows.iter().map(|r| r.verdict).collect();
+        let v: Vec<Verdict> =
+            compare(one(&base), one(&new), Options::default()).rows.iter().map(|r| r.verdict).collect();
         assert_eq!(v, [Verdict::Missing, Verdict::NoData, Verdict::Extra]);
     }
 

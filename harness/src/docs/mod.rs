@@ -4,9 +4,9 @@
 
 pub mod charts;
 
-use crate::compare::label;
 use crate::export::markdown::row;
-use crate::report::{Benchmark, ForkKind, ForkStatus, Report};
+use crate::report::{Benchmark, Report};
+use crate::row::{CaseRow, Columns, ERROR_HEADER};
 use charts::{Bar, Line};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -71,44 +71,41 @@ fn environment(source: &str, r: &Report) -> String {
 /// The table of one group: params as columns.
 fn table(cases: &[&Benchmark]) -> String {
     let keys: BTreeSet<&String> = cases.iter().flat_map(|b| b.params.keys()).collect();
-    let threads = cases.iter().any(|b| b.concurrency.as_ref().is_some_and(|c| c.count != 1));
-    let instr = cases.iter().any(|b| b.instructions.is_some());
-    let allocs = cases.iter().any(|b| b.allocations.is_some());
-    let latency = cases.iter().any(|b| b.latency.is_some());
+    let columns = Columns::of(cases.iter().copied());
     let mut head: Vec<String> = vec!["workload".into()];
     head.extend(keys.iter().map(|k| k.to_string()));
-    if threads {
+    if columns.threads {
         head.push("threads".into());
     }
-    head.extend(["score", "± error (99.9%)", "unit", "forks ok"].map(String::from));
-    if instr {
+    head.extend(["score", ERROR_HEADER, "unit", "forks ok"].map(String::from));
+    if columns.instr {
         head.push("instr/op".into());
     }
-    if allocs {
+    if columns.allocs {
         head.push("allocs/op".into());
     }
-    if latency {
+    if columns.latency {
         head.extend(["p50", "p99"].map(String::from));
     }
     let mut out = format!("| {} |\n|{}\n", head.join(" | "), "---|".repeat(head.len()));
     for b in cases {
-        let cells = crate::export::markdown::cells(b);
-        let mut row_cells: Vec<String> =
+        let r = CaseRow::of(b);
+        let mut cells: Vec<String> =
             keys.iter().map(|k| b.params.get(*k).cloned().unwrap_or_else(|| "-".into())).collect();
-        if threads {
-            row_cells.push(b.concurrency.as_ref().map_or(1, |c| c.count).to_string());
+        if columns.threads {
+            cells.push(r.threads);
         }
-        row_cells.extend([cells[1].clone(), cells[2].clone(), "ops/s".into(), cells[3].clone()]);
-        if instr {
-            row_cells.push(cells[4].clone());
+        cells.extend([r.ops, r.error, "ops/s".into(), r.forks]);
+        if columns.instr {
+            cells.push(r.instr);
         }
-        if allocs {
-            row_cells.push(cells[5].clone());
+        if columns.allocs {
+            cells.push(r.allocs);
         }
-        if latency {
-            row_cells.extend([cells[6].clone(), cells[7].clone()]);
+        if columns.latency {
+            cells.extend([r.p50, r.p99]);
         }
-        out.push_str(&row(&b.name, &row_cells));
+        out.push_str(&row(&r.name, &cells));
     }
     out
 }
@@ -121,7 +118,7 @@ fn growth(cases: &[&Benchmark]) -> Vec<(String, Vec<Line>)> {
         let mut points: Vec<(f64, f64)> = b
             .forks
             .iter()
-            .filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time)
+            .filter(|f| f.is_ok_timed())
             .flat_map(|f| &f.iterations)
             .filter_map(|it| Some((*it.observed.get("table_rows")? as f64, it.ops_per_sec())))
             .filter(|p| p.1.is_finite())
@@ -131,7 +128,7 @@ fn growth(cases: &[&Benchmark]) -> Vec<(String, Vec<Line>)> {
             continue;
         }
         let db = b.params.get("db").cloned().unwrap_or_else(|| "default".into());
-        let name = b.params.get("kind").cloned().unwrap_or_else(|| label(b));
+        let name = b.params.get("kind").cloned().unwrap_or_else(|| b.label());
         by_db.entry(db).or_default().push(Line { name, points });
     }
     by_db.into_iter().collect()
@@ -166,7 +163,7 @@ pub fn render(reports: &[(String, Report)], intro: &str) -> anyhow::Result<Vec<F
         page.push_str(&format!("## {g}\n\n"));
         let bars: Vec<Bar> = in_group
             .iter()
-            .filter_map(|b| b.score.as_ref().map(|s| Bar { label: label(b), value: s.mean, error: s.error }))
+            .filter_map(|b| b.score.as_ref().map(|s| Bar { label: b.label(), value: s.mean, error: s.error }))
             .collect();
         if !bars.is_empty() {
             let file = format!("{g}.svg");
@@ -183,7 +180,7 @@ pub fn render(reports: &[(String, Report)], intro: &str) -> anyhow::Result<Vec<F
         }
     }
     let skipped: Vec<String> =
-        cases.iter().filter_map(|b| b.skipped.as_ref().map(|why| format!("- `{}`: {why}\n", label(b)))).collect();
+        cases.iter().filter_map(|b| b.skipped.as_ref().map(|why| format!("- `{}`: {why}\n", b.label()))).collect();
     if !skipped.is_empty() {
         page.push_str("## Skipped\n\n");
         page.extend(skipped);

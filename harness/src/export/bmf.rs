@@ -3,7 +3,6 @@
 //! p50 and p99) measures, and `instructions` and `allocations` per op where present.
 
 use super::{Exporter, interval};
-use crate::compare::label;
 use crate::report::Report;
 use serde_json::{Map, Value, json};
 
@@ -39,7 +38,7 @@ impl Exporter for Bmf {
                 measures.insert("allocations".into(), json!({ "value": a.per_op }));
             }
             if !measures.is_empty() {
-                out.insert(label(b), Value::Object(measures));
+                out.insert(b.label(), Value::Object(measures));
             }
         }
         Ok(serde_json::to_string_pretty(&Value::Object(out))? + "\n")

@@ -4,7 +4,7 @@
 //! `tool` to the one named by `--metric`.
 
 use super::Exporter;
-use crate::compare::{Metric, label};
+use crate::compare::Metric;
 use crate::report::Report;
 use serde_json::{Value, json};
 
@@ -20,7 +20,7 @@ impl Exporter for Gab {
             .benchmarks
             .iter()
             .filter_map(|b| {
-                let name = format!("{}{}", super::dotted_name(b), &label(b)[b.name.len()..]);
+                let name = format!("{}{}", super::dotted_name(b), &b.label()[b.name.len()..]);
                 match self.metric {
                     Metric::Throughput => b.score.as_ref().map(|s| {
                         json!({

@@ -8,7 +8,7 @@
 //! `Percentile`, legacy estimation), and the error is the Student-t half-width at 99.9%.
 
 use super::Exporter;
-use crate::report::{Benchmark, ForkKind, ForkStatus, Iteration, Report};
+use crate::report::{Benchmark, Iteration, Report};
 use serde_json::{Map, Value, json};
 
 /// The JMH exporter.
@@ -130,7 +130,7 @@ fn throughput(b: &Benchmark) -> Option<Value> {
     let raw: Vec<Vec<f64>> = b
         .forks
         .iter()
-        .filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time)
+        .filter(|f| f.is_ok_timed())
         .map(|f| f.iterations.iter().map(Iteration::ops_per_sec).collect())
         .collect();
     let values: Vec<(f64, u64)> = raw.iter().flatten().map(|&v| (v, 1)).collect();
@@ -158,7 +158,7 @@ fn num(x: f64) -> Value {
 
 fn sample(b: &Benchmark) -> Option<Value> {
     b.latency.as_ref()?;
-    let ok = b.forks.iter().filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time);
+    let ok = b.forks.iter().filter(|f| f.is_ok_timed());
     let forks: Vec<&crate::report::latency::ForkLatency> = ok.filter_map(|f| f.latency.as_ref()).collect();
     // rawDataHistogram: per fork, per iteration, [value, count] pairs; we keep one histogram per fork.
     let histograms: Vec<Vec<Vec<[u64; 2]>>> =

@@ -48,15 +48,6 @@ pub fn dotted_name(b: &Benchmark) -> String {
     format!("harness.{}", b.name.replace('/', "."))
 }
 
-/// `k=v,...` of a case's params, with `threads=N` when it ran several measurers.
-pub fn params_text(b: &Benchmark) -> String {
-    let mut p: Vec<String> = b.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    if let Some(c) = b.concurrency.as_ref().filter(|c| c.count != 1) {
-        p.push(format!("threads={}", c.count));
-    }
-    p.join(",")
-}
-
 /// The confidence interval of a case's score, where it has an error.
 pub fn interval(b: &Benchmark) -> Option<(f64, f64)> {
     let s = b.score.as_ref()?;

@@ -1,7 +1,7 @@
 //! Sample-time mode in the report: each fork's latency histogram, and the case's percentiles
 //! over the merged histograms of its ok forks.
 
-use super::{Fork, ForkKind, ForkStatus};
+use super::Fork;
 use hdrhistogram::Histogram;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -52,7 +52,7 @@ pub const PERCENTILES: [(&str, f64); 5] =
 impl LatencySummary {
     /// Merges the ok timed forks' histograms; `None` without samples.
     pub fn from_forks(forks: &[Fork]) -> Option<LatencySummary> {
-        let ok: Vec<&Fork> = forks.iter().filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time).collect();
+        let ok: Vec<&Fork> = forks.iter().filter(|f| f.is_ok_timed()).collect();
         let mut h = new_histogram();
         let mut ops_per_sample = 0;
         for l in ok.iter().filter_map(|f| f.latency.as_ref()) {
@@ -112,6 +112,7 @@ pub struct Concurrency {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::ForkStatus;
 
     fn fork(values: &[(u64, u64)]) -> Fork {
         Fork {

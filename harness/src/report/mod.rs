@@ -266,7 +266,28 @@ impl Iteration {
     }
 }
 
+/// `name[k=v,...,threads=N]`, or the bare name: a case's identity, the same in the plan, the
+/// summary, every comparison and every export. `threads` shows only when it is not 1.
+pub fn case_label<'a>(name: &str, params: impl IntoIterator<Item = (&'a String, &'a String)>, threads: u32) -> String {
+    let inner = params_text(params, threads);
+    if inner.is_empty() { name.to_string() } else { format!("{name}[{inner}]") }
+}
+
+/// `k=v,...` of a case's params, with `threads=N` when it ran several measurers.
+fn params_text<'a>(params: impl IntoIterator<Item = (&'a String, &'a String)>, threads: u32) -> String {
+    let mut p: Vec<String> = params.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if threads != 1 {
+        p.push(format!("threads={threads}"));
+    }
+    p.join(",")
+}
+
 impl Fork {
+    /// Whether it is a timed fork that finished ok: a fork whose iterations count.
+    pub fn is_ok_timed(&self) -> bool {
+        self.status == ForkStatus::Ok && self.kind == ForkKind::Time
+    }
+
     /// A fork that has not reported anything yet: failed until proven ok.
     pub fn pending(index: u32, pid: Option<u32>) -> Fork {
         Fork {
@@ -315,7 +336,22 @@ impl Benchmark {
 
     /// Number of timed forks that finished ok (instruction forks are not forks of the score).
     pub fn forks_ok(&self) -> usize {
-        self.forks.iter().filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time).count()
+        self.forks.iter().filter(|f| f.is_ok_timed()).count()
+    }
+
+    /// Measuring threads or tasks of each fork (1 unless `--threads`).
+    pub fn threads(&self) -> u32 {
+        self.concurrency.as_ref().map_or(1, |c| c.count)
+    }
+
+    /// `name[k=v,...]`, or the bare name: see [`case_label`].
+    pub fn label(&self) -> String {
+        case_label(&self.name, &self.params, self.threads())
+    }
+
+    /// `k=v,...` of its params, with `threads=N` when it ran several measurers.
+    pub fn params_text(&self) -> String {
+        params_text(&self.params, self.threads())
     }
 
     /// Number of timed forks that ran, ok or not.

@@ -1,7 +1,7 @@
 //! What a case's forks add up to: the throughput score, instructions per op and allocations
 //! per op, each computed from the forks that finished ok.
 
-use super::{Fork, ForkKind, ForkStatus, InstructionCount, Iteration};
+use super::{Fork, ForkStatus, InstructionCount, Iteration};
 use crate::stats::{self, CONFIDENCE};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -35,7 +35,7 @@ impl Score {
     pub fn from_forks(forks: &[Fork]) -> Option<Score> {
         let samples: Vec<f64> = forks
             .iter()
-            .filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time)
+            .filter(|f| f.is_ok_timed())
             .flat_map(|f| f.iterations.iter().map(Iteration::ops_per_sec))
             .collect();
         let s = stats::summarize(&samples)?;
@@ -66,9 +66,7 @@ impl AllocSummary {
     /// Totals over the measured iterations of ok timed forks; `None` without counts.
     pub fn from_forks(forks: &[Fork]) -> Option<AllocSummary> {
         let (mut ops, mut allocations, mut bytes) = (0u64, 0u64, 0u64);
-        for it in
-            forks.iter().filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Time).flat_map(|f| &f.iterations)
-        {
+        for it in forks.iter().filter(|f| f.is_ok_timed()).flat_map(|f| &f.iterations) {
             let a = it.allocs?;
             ops += it.ops;
             allocations += a.allocations;

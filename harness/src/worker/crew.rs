@@ -7,8 +7,8 @@ use std::any::Any;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-use workloads::{Bench, Concurrent, TaskRun};
+
+use workloads::{Bench, Concurrent, IterationPlan, TaskRun, run_iteration};
 
 /// What an iteration of every measurer added up to.
 #[derive(Debug, Default)]
@@ -21,41 +21,6 @@ pub struct Outcome {
     pub thread_ops: Vec<u64>,
     /// Sample-time mode: nanoseconds of every timed group of ops.
     pub samples: Vec<u64>,
-}
-
-/// How one measurer runs an iteration.
-#[derive(Debug, Clone, Copy)]
-pub struct Plan {
-    /// Ops between two clock reads (throughput mode).
-    pub batch: u64,
-    /// Length of the iteration.
-    pub time: Duration,
-    /// Sample-time mode: ops per timed group.
-    pub sample: Option<u64>,
-}
-
-/// One measurer's loop over one iteration: batches of ops between clock reads until `time`
-/// has passed.
-fn run_one(bench: &mut dyn Bench, plan: Plan) -> TaskRun {
-    let (mut ops, mut samples) = (0u64, vec![]);
-    let start = Instant::now();
-    loop {
-        match plan.sample {
-            None => {
-                bench.run_batch(plan.batch);
-                ops += plan.batch;
-            }
-            Some(k) => {
-                // Check the clock about as often as in throughput mode.
-                let groups = (plan.batch / k).max(1);
-                bench.run_sampled(groups, k, &mut samples);
-                ops += groups * k;
-            }
-        }
-        if start.elapsed() >= plan.time {
-            return TaskRun { ops, start, end: Instant::now(), samples };
-        }
-    }
 }
 
 fn combine(runs: Vec<TaskRun>) -> Outcome {
@@ -78,7 +43,7 @@ type Reply = Result<TaskRun, Box<dyn Any + Send>>;
 
 /// N OS threads, each holding a [`Bench`], parked between iterations.
 pub struct Threads {
-    orders: Vec<Sender<Option<Plan>>>,
+    orders: Vec<Sender<Option<IterationPlan>>>,
     replies: Receiver<(usize, Reply)>,
     handles: Vec<JoinHandle<()>>,
 }
@@ -90,7 +55,7 @@ impl Threads {
         let (reply_tx, replies) = channel();
         let (mut orders, mut handles) = (vec![], vec![]);
         for (i, mut bench) in benches.into_iter().enumerate() {
-            let (tx, rx) = channel::<Option<Plan>>();
+            let (tx, rx) = channel::<Option<IterationPlan>>();
             let (barrier, reply_tx) = (Arc::clone(&barrier), reply_tx.clone());
             handles.push(
                 std::thread::Builder::new()
@@ -99,7 +64,7 @@ impl Threads {
                         while let Ok(Some(plan)) = rx.recv() {
                             barrier.wait();
                             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                run_one(bench.as_mut(), plan)
+                                run_iteration(bench.as_mut(), plan)
                             }));
                             let failed = run.is_err();
                             if reply_tx.send((i, run)).is_err() || failed {
@@ -114,7 +79,7 @@ impl Threads {
         Threads { orders, replies, handles }
     }
 
-    fn run(&mut self, plan: Plan) -> Outcome {
+    fn run(&mut self, plan: IterationPlan) -> Outcome {
         for o in &self.orders {
             o.send(Some(plan)).expect("measuring threads wait for orders");
         }
@@ -153,11 +118,11 @@ pub enum Crew {
 
 impl Crew {
     /// Runs one iteration of every measurer.
-    pub fn run(&mut self, plan: Plan) -> Outcome {
+    pub fn run(&mut self, plan: IterationPlan) -> Outcome {
         match self {
-            Crew::Single(bench) => combine(vec![run_one(bench.as_mut(), plan)]),
+            Crew::Single(bench) => combine(vec![run_iteration(bench.as_mut(), plan)]),
             Crew::Threads(t) => t.run(plan),
-            Crew::Tasks(c) => combine(c.run(plan.batch, plan.time, plan.sample)),
+            Crew::Tasks(c) => combine(c.run(plan)),
         }
     }
 }
@@ -173,6 +138,7 @@ pub fn ops_per_sample(op_nanos: f64, batch: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     struct Counter(Arc<std::sync::atomic::AtomicU64>);
     impl Bench for Counter {
@@ -188,7 +154,7 @@ mod tests {
         let benches: Vec<Box<dyn Bench>> =
             (0..3).map(|_| Box::new(Counter(Arc::clone(&total))) as Box<dyn Bench>).collect();
         let mut crew = Crew::Threads(Threads::start(benches));
-        let plan = Plan { batch: 10, time: Duration::from_millis(5), sample: None };
+        let plan = IterationPlan { batch: 10, time: Duration::from_millis(5), sample: None };
         for _ in 0..2 {
             let before = total.load(std::sync::atomic::Ordering::Relaxed);
             let o = crew.run(plan);
@@ -210,7 +176,7 @@ mod tests {
     #[test]
     fn iteration_counts_every_op_it_ran() {
         let mut c = Plain(0);
-        let run = run_one(&mut c, Plan { batch: 1000, time: Duration::from_millis(5), sample: None });
+        let run = run_iteration(&mut c, IterationPlan { batch: 1000, time: Duration::from_millis(5), sample: None });
         let (ops, nanos) = (run.ops, run.end.duration_since(run.start).as_nanos() as u64);
         assert_eq!(ops, c.0);
         assert!(ops % 1000 == 0 && ops > 0);
@@ -221,7 +187,7 @@ mod tests {
     fn sampling_times_every_group() {
         let total = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let mut crew = Crew::Single(Box::new(Counter(total)));
-        let o = crew.run(Plan { batch: 8, time: Duration::from_millis(2), sample: Some(4) });
+        let o = crew.run(IterationPlan { batch: 8, time: Duration::from_millis(2), sample: Some(4) });
         assert_eq!(o.samples.len() as u64 * 4, o.ops);
         assert!(o.samples.iter().all(|&s| s >= 50_000), "each group sleeps 50 µs");
         assert!(o.thread_ops.is_empty());

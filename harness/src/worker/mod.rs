@@ -227,7 +227,7 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
                     let (ops, nanos) = measure::reset_iteration(bench.as_mut(), time, &mut samples);
                     crew::Outcome { ops, nanos, thread_ops: vec![], samples }
                 }
-                (crew, _) => crew.run(crew::Plan { batch, time, sample }),
+                (crew, _) => crew.run(workloads::IterationPlan { batch, time, sample }),
             };
             let hw_count = hw.as_mut().and_then(|c| c.stop()).map(|(i, c)| HwCount { inst_retired: i, cycles: c });
             let allocs = task.count_allocations.then(|| {

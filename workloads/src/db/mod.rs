@@ -20,9 +20,9 @@ pub const DB: ParamSpec = ParamSpec {
 };
 
 /// The PostgreSQL server a case with `db=postgres` needs.
-pub fn servers(ctx: &SetupContext) -> Vec<(crate::registry::Server, String)> {
+pub fn servers(ctx: &SetupContext) -> Vec<(crate::def::Server, String)> {
     match ctx.params.get("db") {
-        Ok("postgres") => vec![(crate::registry::Server::Postgres, ctx.database_url.clone())],
+        Ok("postgres") => vec![(crate::def::Server::Postgres, ctx.database_url.clone())],
         _ => vec![],
     }
 }

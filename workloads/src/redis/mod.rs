@@ -41,7 +41,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: PARAMS,
         hidden: false,
         servers,
-        op_floor: crate::registry::OpFloor::RoundTrip,
+        op_floor: crate::def::OpFloor::RoundTrip,
         shareable: true,
         setup: |ctx| Ok(asynchronous(RedisRsGet::create(&RedisCase::from(ctx)?)?)),
     },
@@ -51,7 +51,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: PARAMS,
         hidden: false,
         servers,
-        op_floor: crate::registry::OpFloor::RoundTrip,
+        op_floor: crate::def::OpFloor::RoundTrip,
         shareable: true,
         setup: |ctx| Ok(asynchronous(FredGet::create(&RedisCase::from(ctx)?)?)),
     },
@@ -61,7 +61,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: PARAMS,
         hidden: false,
         servers,
-        op_floor: crate::registry::OpFloor::None,
+        op_floor: crate::def::OpFloor::None,
         shareable: true,
         setup: |ctx| Ok(asynchronous(NearRedis::create(&RedisCase::from(ctx)?, false)?)),
     },
@@ -71,15 +71,15 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: PARAMS,
         hidden: false,
         servers,
-        op_floor: crate::registry::OpFloor::RoundTrip,
+        op_floor: crate::def::OpFloor::RoundTrip,
         shareable: true,
         setup: |ctx| Ok(asynchronous(NearRedis::create(&RedisCase::from(ctx)?, true)?)),
     },
 ];
 
 /// The Redis server a case needs.
-pub fn servers(ctx: &SetupContext) -> Vec<(crate::registry::Server, String)> {
-    ctx.params.get("redis_url").map(|url| vec![(crate::registry::Server::Redis, url.to_string())]).unwrap_or_default()
+pub fn servers(ctx: &SetupContext) -> Vec<(crate::def::Server, String)> {
+    ctx.params.get("redis_url").map(|url| vec![(crate::def::Server::Redis, url.to_string())]).unwrap_or_default()
 }
 
 /// A Redis case's settings.

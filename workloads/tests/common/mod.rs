@@ -4,8 +4,8 @@
 //! started it), and elsewhere says clearly that it was skipped.
 #![allow(dead_code)]
 
+use workloads::def::DEFAULT_DATABASE_URL;
 use workloads::redact::redact;
-use workloads::registry::DEFAULT_DATABASE_URL;
 
 /// The PostgreSQL URL the tests use: `DATABASE_URL` or the default.
 pub fn database_url() -> String {

@@ -183,4 +183,3 @@ pub fn render_markdown(c: &Comparison) -> String {
     out.push_str(&legend(c));
     out
 }
-

@@ -1,0 +1,147 @@
+//! What every workload declares and is given: its definition ([`WorkloadDef`]), the context of
+//! its setup, the servers it talks to and the floor of its op. The list of workloads is
+//! [`crate::registry`]; this module imports none of them.
+
+use crate::{Params, Prepared, params::ParamSpec};
+
+/// Default PostgreSQL URL (`--database-url`, `DATABASE_URL`).
+pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+/// What setup receives: the case's params, where in the run this fork stands, and the servers.
+#[derive(Debug, Clone)]
+pub struct SetupContext {
+    /// The parameter values of this case.
+    pub params: Params,
+    /// Index of this fork within the case (0-based).
+    pub fork_index: u32,
+    /// PostgreSQL URL for `db=postgres` (may hold a password: redact before printing).
+    pub database_url: String,
+    /// Measuring threads (or tasks) that will share the state (`--threads`).
+    pub threads: usize,
+}
+
+impl SetupContext {
+    /// A context for fork 0 with the default server URLs.
+    pub fn new(params: Params) -> SetupContext {
+        SetupContext { params, fork_index: 0, database_url: DEFAULT_DATABASE_URL.into(), threads: 1 }
+    }
+}
+
+/// A registered workload: its name, declared params and how to build it.
+pub struct WorkloadDef {
+    /// `group/snake_case_name`.
+    pub name: &'static str,
+    /// One-line description of the measured operation.
+    pub about: &'static str,
+    /// Declared parameters.
+    pub params: &'static [ParamSpec],
+    /// Hidden from `list` and configurations (fault injectors for tests).
+    pub hidden: bool,
+    /// Builds the workload state for one fork.
+    pub setup: fn(&SetupContext) -> anyhow::Result<Box<dyn Prepared>>,
+    /// The servers a case needs, with their URLs, so the parent can check them before measuring.
+    pub servers: fn(&SetupContext) -> Vec<(Server, String)>,
+    /// The fastest an op can plausibly be.
+    pub op_floor: OpFloor,
+    /// Whether several measuring threads or tasks may share one state (`--threads` above 1);
+    /// false for workloads that reset shared state before every op.
+    pub shareable: bool,
+}
+
+/// The fastest an op can plausibly be, so that a faster score is flagged (the op may have
+/// been optimized away or served from somewhere it should not be).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpFloor {
+    /// No floor beyond the harness's general one (1 ns per op).
+    None,
+    /// Every op makes at least one network round trip to the case's server (when it has one).
+    RoundTrip,
+}
+
+/// The floor of [`OpFloor::RoundTrip`]: a loopback TCP round trip takes several microseconds
+/// even on fast machines; 2 µs is a conservative lower bound.
+pub const ROUND_TRIP_FLOOR_NANOS: u64 = 2_000;
+
+impl WorkloadDef {
+    /// The declared floor of one op of the case `ctx` describes, in nanoseconds.
+    pub fn op_floor_nanos(&self, ctx: &SetupContext) -> Option<u64> {
+        match self.op_floor {
+            OpFloor::RoundTrip if !(self.servers)(ctx).is_empty() => Some(ROUND_TRIP_FLOOR_NANOS),
+            _ => None,
+        }
+    }
+}
+
+/// A server a workload talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Server {
+    /// PostgreSQL.
+    Postgres,
+    /// Redis.
+    Redis,
+}
+
+/// The panic payload of an op that a server failed (see [`server_failed`]): the worker reports
+/// it as a server error naming the server, not as a workload panic.
+#[derive(Debug)]
+pub struct ServerFailed {
+    /// Which server.
+    pub server: Server,
+    /// What the client said.
+    pub detail: String,
+}
+
+/// Ends an op that its server failed (connection lost, server error): unwinds with a
+/// [`ServerFailed`] payload.
+pub fn server_failed(server: Server, detail: std::fmt::Arguments<'_>) -> ! {
+    std::panic::panic_any(ServerFailed { server, detail: detail.to_string() })
+}
+
+impl Server {
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Server::Postgres => "PostgreSQL",
+            Server::Redis => "Redis",
+        }
+    }
+
+    /// The option that points the harness at it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Server::Postgres => "--database-url (or DATABASE_URL)",
+            Server::Redis => "--redis-url (or REDIS_URL)",
+        }
+    }
+
+    /// Its default TCP port.
+    pub fn default_port(self) -> u16 {
+        match self {
+            Server::Postgres => 5432,
+            Server::Redis => 6379,
+        }
+    }
+}
+
+/// For workloads that need no server.
+pub fn no_servers(_: &SetupContext) -> Vec<(Server, String)> {
+    vec![]
+}
+
+impl WorkloadDef {
+    /// The group: the part of the name before `/`.
+    pub fn group(&self) -> &'static str {
+        self.name.split_once('/').map_or(self.name, |(g, _)| g)
+    }
+
+    /// The declared param called `name`.
+    pub fn param(&self, name: &str) -> Option<&'static ParamSpec> {
+        self.params.iter().find(|p| p.name == name)
+    }
+}
+
+impl std::fmt::Debug for WorkloadDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkloadDef").field("name", &self.name).finish_non_exhaustive()
+    }
+}
