@@ -406,12 +406,7 @@ fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         pin.check_available().map_err(BadInput)?;
     }
     let instructions = match args.instructions {
-        true => Some(InstructionSettings {
-            valgrind: find_valgrind()?,
-            ops: args.instr_ops,
-            warmup_ops: None,
-            forks: args.instr_forks,
-        }),
+        true => Some(InstructionSettings { valgrind: find_valgrind()?, ops: args.instr_ops, forks: args.instr_forks }),
         false => None,
     };
 

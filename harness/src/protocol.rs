@@ -40,8 +40,8 @@ pub struct Task {
     pub iteration_nanos: u64,
     /// PostgreSQL URL for `db=postgres` cases (sent on stdin, never on the command line).
     pub database_url: String,
-    /// Present for an instruction-count fork: the worker runs under callgrind, runs
-    /// `warmup_ops` uninstrumented, then exactly `ops` ops with collection on, instead of timed
+    /// Present for an instruction-count fork: the worker runs under callgrind, runs a tenth of
+    /// `ops` uninstrumented, then exactly `ops` ops with collection on, instead of timed
     /// iterations.
     #[serde(default)]
     pub instructions: Option<InstructionTask>,
@@ -60,8 +60,6 @@ pub struct Task {
 /// What an instruction-count fork runs.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub struct InstructionTask {
-    /// Ops run before collection starts (default: a tenth of `ops`).
-    pub warmup_ops: Option<u64>,
     /// Ops run with collection on (default: 1000, or 20 for workloads that reset before every
     /// op, whose ops are long).
     pub ops: Option<u64>,
@@ -210,6 +208,20 @@ pub enum Message {
         /// What, in one line.
         message: String,
     },
+}
+
+/// Latency histograms on the wire (`Message::Latency`), also merged into the report.
+/// Highest latency a histogram holds, in nanoseconds (one hour).
+pub const MAX_NANOS: u64 = 3_600_000_000_000;
+
+/// A histogram of nanoseconds per op with three significant digits (HDR).
+pub fn new_histogram() -> hdrhistogram::Histogram<u64> {
+    hdrhistogram::Histogram::new_with_bounds(1, MAX_NANOS, 3).expect("valid histogram bounds")
+}
+
+/// The non-empty buckets of `h`, for the wire and the report.
+pub fn buckets(h: &hdrhistogram::Histogram<u64>) -> Vec<(u64, u64)> {
+    h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
 }
 
 #[cfg(test)]

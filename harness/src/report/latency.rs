@@ -2,17 +2,9 @@
 //! over the merged histograms of its ok forks.
 
 use super::Fork;
-use hdrhistogram::Histogram;
+use crate::protocol::{MAX_NANOS, new_histogram};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// Highest latency a histogram holds, in nanoseconds (one hour).
-pub const MAX_NANOS: u64 = 3_600_000_000_000;
-
-/// A histogram of nanoseconds per op with three significant digits (HDR).
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_NANOS, 3).expect("valid histogram bounds")
-}
 
 /// One fork's latency samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -91,11 +83,6 @@ impl LatencySummary {
     }
 }
 
-/// The non-empty buckets of `h`, for the wire and the report.
-pub fn buckets(h: &Histogram<u64>) -> Vec<(u64, u64)> {
-    h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
-}
-
 /// Concurrency of a case: how many measurers, of which kind, on how many cores.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Concurrency {
@@ -109,9 +96,29 @@ pub struct Concurrency {
     pub each: Option<String>,
 }
 
+impl Concurrency {
+    /// Names the measurers once the op's shape is known: tasks for an async op, else threads.
+    pub fn describe(&mut self, shape: &str) {
+        let tasks = shape == "async" && self.count > 1;
+        self.kind = Some(if tasks { "tasks" } else { "threads" }.into());
+        self.each = Some(if tasks {
+            format!(
+                "{} tasks on the workload's current-thread runtime, each awaiting the op in its own loop with its own local state; spawned together each iteration",
+                self.count
+            )
+        } else {
+            format!(
+                "{} OS thread(s), each running the op in its own loop with its own local state; released together by a barrier each iteration",
+                self.count
+            )
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::buckets;
     use crate::report::ForkStatus;
 
     fn fork(values: &[(u64, u64)]) -> Fork {

@@ -339,6 +339,28 @@ impl Benchmark {
         self.forks.iter().filter(|f| f.is_ok_timed()).count()
     }
 
+    /// Adds a fork of this build and rescores the case from all its forks; the first fork
+    /// that says how the op ran (its shape) names the case's measurers.
+    pub fn add_fork(&mut self, fork: Fork) {
+        if self.shape.is_none() {
+            self.shape = fork.shape.clone();
+            if let (Some(c), Some(shape)) = (self.concurrency.as_mut(), fork.shape.as_deref()) {
+                c.describe(shape);
+            }
+        }
+        self.forks.push(fork);
+        self.score = Score::from_forks(&self.forks);
+        self.latency = latency::LatencySummary::from_forks(&self.forks);
+        self.instructions = InstructionSummary::from_forks(&self.forks);
+        self.allocations = AllocSummary::from_forks(&self.forks);
+    }
+
+    /// Adds a fork of the A/B baseline build and rescores the baseline.
+    pub fn add_baseline_fork(&mut self, fork: Fork) {
+        self.baseline_forks.push(fork);
+        self.baseline_score = Score::from_forks(&self.baseline_forks);
+    }
+
     /// Measuring threads or tasks of each fork (1 unless `--threads`).
     pub fn threads(&self) -> u32 {
         self.concurrency.as_ref().map_or(1, |c| c.count)

@@ -12,10 +12,7 @@ use crate::plan::Case;
 use crate::progress::Progress;
 use crate::protocol::{InstructionTask, PROTOCOL_VERSION, Task};
 use crate::redact::redact;
-use crate::report::{
-    AllocSummary, Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, InstructionSummary, Report,
-    RunStatus, Score, write,
-};
+use crate::report::{Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, Report, RunStatus, write};
 use crate::stats::sequential::{self, SequentialPlan};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -60,8 +57,6 @@ pub struct InstructionSettings {
     pub valgrind: PathBuf,
     /// `--instr-ops`.
     pub ops: Option<u64>,
-    /// Ops before collection starts.
-    pub warmup_ops: Option<u64>,
     /// Instruction forks per case.
     pub forks: u32,
 }
@@ -190,7 +185,7 @@ fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>, instr: Option<&Instr
         iterations: if timed { s.iterations } else { 0 },
         iteration_nanos: s.iteration_nanos,
         database_url: ctx.database_url.clone(),
-        instructions: instr.map(|i| InstructionTask { warmup_ops: i.warmup_ops, ops: i.ops }),
+        instructions: instr.map(|i| InstructionTask { ops: i.ops }),
         count_allocations: timed && ctx.count_allocations,
         threads: if timed { case.threads } else { 1 },
         sample: timed && ctx.sample,
@@ -314,37 +309,12 @@ fn record(report: &mut Report, fork: Fork, side: Side) {
         report.meta.hardware_counters = fork.hardware_counters.clone();
     }
     let b = report.benchmarks.last_mut().expect("entry exists");
-    if side == Side::Baseline {
-        b.baseline_forks.push(fork);
-        b.baseline_score = Score::from_forks(&b.baseline_forks);
-        return;
+    match side {
+        Side::Baseline => b.add_baseline_fork(fork),
+        Side::Current => b.add_fork(fork),
     }
-    if b.shape.is_none() {
-        b.shape = fork.shape.clone();
-        if let (Some(c), Some(shape)) = (b.concurrency.as_mut(), fork.shape.as_deref()) {
-            let tasks = shape == "async" && c.count > 1;
-            c.kind = Some(if tasks { "tasks" } else { "threads" }.into());
-            c.each = Some(if tasks {
-                format!(
-                    "{} tasks on the workload's current-thread runtime, each awaiting the op in its own loop with its own local state; spawned together each iteration",
-                    c.count
-                )
-            } else {
-                format!(
-                    "{} OS thread(s), each running the op in its own loop with its own local state; released together by a barrier each iteration",
-                    c.count
-                )
-            });
-        }
-    }
-    b.forks.push(fork);
-    b.score = Score::from_forks(&b.forks);
-    b.latency = crate::report::latency::LatencySummary::from_forks(&b.forks);
-    b.instructions = InstructionSummary::from_forks(&b.forks);
-    b.allocations = AllocSummary::from_forks(&b.forks);
 }
 
-/// A case's empty entry: params redacted, its declared floor per op, no forks yet.
 fn benchmark(case: &Case, ctx: &RunContext<'_>) -> Benchmark {
     let setup = workloads::SetupContext {
         database_url: ctx.database_url.clone(),

@@ -16,7 +16,7 @@ use std::io::{Read, Write};
 use std::os::fd::FromRawFd;
 use std::process::ExitCode;
 use std::time::Duration;
-use workloads::{Params, Phase, SetupContext, registry};
+use workloads::{Bench, Params, Phase, Prepared, SetupContext, registry};
 
 /// The result pipe.
 struct Channel(File);
@@ -118,6 +118,7 @@ fn read_task() -> anyhow::Result<Task> {
     Ok(serde_json::from_value(value)?)
 }
 
+/// Sets the workload up, checks it, and runs the task's mode: instruction counting or timing.
 fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     let Some(def) = registry::find(&task.workload) else {
         return ch.fail(Stage::Task, &anyhow::anyhow!("no workload '{}' in this build", task.workload));
@@ -136,39 +137,102 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         return ch.fail(Stage::Verify, &e.context("check before measuring"));
     }
     ch.send(&Message::Verified { phase: VerifyPhase::Before });
-    let mut bench = match prepared.bench(0) {
+    let bench = match prepared.bench(0) {
         Ok(b) => b,
         Err(e) => return ch.fail(Stage::Setup, &e),
     };
-
-    if let Some(instr) = task.instructions {
-        if !callgrind::running_on_valgrind() {
-            return ch
-                .fail(Stage::Task, &anyhow::anyhow!("an instruction fork must run under valgrind --tool=callgrind"));
-        }
-        let ops = instr.ops.unwrap_or(if prepared.resets_per_op() { 20 } else { 1000 });
-        bench.run_batch(instr.warmup_ops.unwrap_or((ops / 10).max(1)));
-        callgrind::zero();
-        bench.run_ops_between(ops, callgrind::start_instrumentation, callgrind::dump_measure_and_stop);
-        ch.send(&Message::Instrumented { ops, deterministic: prepared.deterministic() });
-        drop(bench);
-        return finish(ch, prepared.as_ref());
+    let outcome = match task.instructions {
+        Some(instr) => count_instructions(ch, instr, prepared.as_ref(), bench),
+        None => time_iterations(ch, task, prepared.as_ref(), bench),
+    };
+    match outcome {
+        Ok(()) => finish(ch, prepared.as_ref()),
+        Err(code) => code,
     }
+}
 
+/// Instruction mode: a short warmup, then the task's ops between callgrind's start and stop.
+fn count_instructions(
+    ch: &mut Channel,
+    instr: crate::protocol::InstructionTask,
+    prepared: &dyn Prepared,
+    mut bench: Box<dyn Bench>,
+) -> Result<(), ExitCode> {
+    if !callgrind::running_on_valgrind() {
+        let err = anyhow::anyhow!("an instruction fork must run under valgrind --tool=callgrind");
+        return Err(ch.fail(Stage::Task, &err));
+    }
+    let ops = instr.ops.unwrap_or(if prepared.resets_per_op() { 20 } else { 1000 });
+    bench.run_batch((ops / 10).max(1));
+    callgrind::zero();
+    bench.run_ops_between(ops, callgrind::start_instrumentation, callgrind::dump_measure_and_stop);
+    ch.send(&Message::Instrumented { ops, deterministic: prepared.deterministic() });
+    Ok(())
+}
+
+/// Time mode: calibrates the batch, assembles the measurers, runs the warmup and measured
+/// iterations (each after the parent's go in lockstep) and sends the latency histogram.
+fn time_iterations(
+    ch: &mut Channel,
+    task: &Task,
+    prepared: &dyn Prepared,
+    mut bench: Box<dyn Bench>,
+) -> Result<(), ExitCode> {
     await_go(ch, task);
-    let clock = measure::clock_read_nanos();
     let iteration_time = Duration::from_nanos(task.iteration_nanos);
+    let (batch, per_op_reset) = calibrate(ch, prepared, bench.as_mut(), iteration_time);
+    let hw = open_counters(ch);
+    // Sample-time mode: groups of ops lasting about a microsecond, from the calibrated batch.
+    let sample = (task.sample && !per_op_reset).then(|| {
+        let start = std::time::Instant::now();
+        bench.run_batch(batch);
+        crew::ops_per_sample(start.elapsed().as_nanos() as f64 / batch as f64, batch)
+    });
+    let crew = assemble_crew(prepared, bench, task.threads.max(1) as usize).map_err(|e| ch.fail(Stage::Setup, &e))?;
+    if task.count_allocations {
+        crate::alloc::enable();
+    }
+    let mut m = Measurer { crew, hw, batch, sample, per_op_reset, histogram: crate::protocol::new_histogram() };
+    let phases = [
+        (IterationKind::Warmup, task.warmup_iterations, Duration::from_nanos(task.warmup_nanos)),
+        (IterationKind::Measure, task.iterations, iteration_time),
+    ];
+    for (kind, count, time) in phases {
+        for index in 0..count {
+            await_go(ch, task);
+            let message = m.iteration(task, prepared, kind, index, time).map_err(|e| ch.fail(Stage::Verify, &e))?;
+            ch.send(&message);
+        }
+    }
+    if task.sample {
+        ch.send(&Message::Latency {
+            ops_per_sample: m.sample.unwrap_or(1),
+            histogram: crate::protocol::buckets(&m.histogram),
+        });
+    }
+    drop(m);
+    await_go(ch, task);
+    Ok(())
+}
+
+/// Finds the batch of ops between two clock reads (1 for workloads that reset before every op)
+/// and says so to the parent.
+fn calibrate(ch: &mut Channel, prepared: &dyn Prepared, bench: &mut dyn Bench, time: Duration) -> (u64, bool) {
+    let clock = measure::clock_read_nanos();
     let per_op_reset = prepared.resets_per_op();
-    let batch =
-        if per_op_reset { 1 } else { measure::calibrate(bench.as_mut(), measure::batch_target(iteration_time, clock)) };
+    let batch = if per_op_reset { 1 } else { measure::calibrate(bench, measure::batch_target(time, clock)) };
     ch.send(&Message::Calibrated {
         shape: prepared.shape().as_str().into(),
         batch_size: batch,
         clock_read_nanos: clock,
         per_op_reset,
     });
+    (batch, per_op_reset)
+}
 
-    let mut hw = match counters::HwCounters::open() {
+/// The hardware counters, if this machine has them; the parent hears either way.
+fn open_counters(ch: &mut Channel) -> Option<counters::HwCounters> {
+    match counters::HwCounters::open() {
         Ok(c) => {
             ch.send(&Message::Counters { available: true, detail: "instructions retired and cycles".into() });
             Some(c)
@@ -177,94 +241,80 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
             ch.send(&Message::Counters { available: false, detail: reason });
             None
         }
-    };
-    // Sample-time mode: groups of ops lasting about a microsecond, from the calibrated batch.
-    let sample = (task.sample && !per_op_reset).then(|| {
-        let start = std::time::Instant::now();
-        bench.run_batch(batch);
-        crew::ops_per_sample(start.elapsed().as_nanos() as f64 / batch as f64, batch)
-    });
-    let threads = ctx.threads;
-    let mut crew = if threads == 1 {
-        crew::Crew::Single(bench)
-    } else {
-        match prepared.concurrent(threads) {
-            Ok(Some(tasks)) => {
-                drop(bench);
-                crew::Crew::Tasks(tasks)
-            }
-            Ok(None) => {
-                let mut benches = vec![bench];
-                for i in 1..threads {
-                    match prepared.bench(i) {
-                        Ok(b) => benches.push(b),
-                        Err(e) => return ch.fail(Stage::Setup, &e.context(format!("local state of thread {i}"))),
-                    }
-                }
-                crew::Crew::Threads(crew::Threads::start(benches))
-            }
-            Err(e) => return ch.fail(Stage::Setup, &e.context("local state of the tasks")),
-        }
-    };
-    let mut histogram = crate::report::latency::new_histogram();
-    if task.count_allocations {
-        crate::alloc::enable();
     }
-    let phases = [
-        (IterationKind::Warmup, task.warmup_iterations, Duration::from_nanos(task.warmup_nanos)),
-        (IterationKind::Measure, task.iterations, iteration_time),
-    ];
-    for (kind, count, time) in phases {
-        for index in 0..count {
-            await_go(ch, task);
-            let allocs_before = crate::alloc::snapshot();
-            if let Some(c) = hw.as_mut() {
-                c.start();
-            }
-            let outcome = match (&mut crew, per_op_reset) {
-                (crew::Crew::Single(bench), true) => {
-                    let mut samples = vec![];
-                    let (ops, nanos) = measure::reset_iteration(bench.as_mut(), time, &mut samples);
-                    crew::Outcome { ops, nanos, thread_ops: vec![], samples }
-                }
-                (crew, _) => crew.run(workloads::IterationPlan { batch, time, sample }),
-            };
-            let hw_count = hw.as_mut().and_then(|c| c.stop()).map(|(i, c)| HwCount { inst_retired: i, cycles: c });
-            let allocs = task.count_allocations.then(|| {
-                let after = crate::alloc::snapshot();
-                AllocCount { allocations: after.0 - allocs_before.0, bytes: after.1 - allocs_before.1 }
-            });
-            if task.sample && kind == IterationKind::Measure {
-                let k = sample.unwrap_or(1);
-                for s in &outcome.samples {
-                    let _ = histogram.record((s / k).clamp(1, crate::report::latency::MAX_NANOS));
-                }
-            }
-            let observed = match prepared.observe() {
-                Ok(o) => o.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-                Err(e) => return ch.fail(Stage::Verify, &e.context("observing after an iteration")),
-            };
-            ch.send(&Message::Iteration {
-                kind,
-                index,
-                ops: outcome.ops,
-                nanos: outcome.nanos,
-                observed,
-                hw: hw_count,
-                allocs,
-                thread_ops: outcome.thread_ops,
-            });
-        }
+}
+
+/// The measurers of `--threads N`: this thread, N tasks on the workload's runtime (async), or
+/// N OS threads each with its own local state (blocking).
+fn assemble_crew(prepared: &dyn Prepared, bench: Box<dyn Bench>, threads: usize) -> anyhow::Result<crew::Crew> {
+    if threads == 1 {
+        return Ok(crew::Crew::Single(bench));
     }
-    if task.sample {
-        ch.send(&Message::Latency {
-            ops_per_sample: sample.unwrap_or(1),
-            histogram: crate::report::latency::buckets(&histogram),
+    if let Some(tasks) = prepared.concurrent(threads).map_err(|e| e.context("local state of the tasks"))? {
+        return Ok(crew::Crew::Tasks(tasks));
+    }
+    let mut benches = vec![bench];
+    for i in 1..threads {
+        benches.push(prepared.bench(i).map_err(|e| e.context(format!("local state of thread {i}")))?);
+    }
+    Ok(crew::Crew::Threads(crew::Threads::start(benches)))
+}
+
+/// What the timed iterations of a fork share.
+struct Measurer {
+    crew: crew::Crew,
+    hw: Option<counters::HwCounters>,
+    batch: u64,
+    sample: Option<u64>,
+    per_op_reset: bool,
+    histogram: hdrhistogram::Histogram<u64>,
+}
+
+impl Measurer {
+    /// Runs one iteration and returns its message; fails when observing afterwards fails.
+    fn iteration(
+        &mut self,
+        task: &Task,
+        prepared: &dyn Prepared,
+        kind: IterationKind,
+        index: u32,
+        time: Duration,
+    ) -> anyhow::Result<Message> {
+        let allocs_before = crate::alloc::snapshot();
+        if let Some(c) = self.hw.as_mut() {
+            c.start();
+        }
+        let outcome = match (&mut self.crew, self.per_op_reset) {
+            (crew::Crew::Single(bench), true) => {
+                let mut samples = vec![];
+                let (ops, nanos) = measure::reset_iteration(bench.as_mut(), time, &mut samples);
+                crew::Outcome { ops, nanos, thread_ops: vec![], samples }
+            }
+            (crew, _) => crew.run(workloads::IterationPlan { batch: self.batch, time, sample: self.sample }),
+        };
+        let hw = self.hw.as_mut().and_then(|c| c.stop()).map(|(i, c)| HwCount { inst_retired: i, cycles: c });
+        let allocs = task.count_allocations.then(|| {
+            let after = crate::alloc::snapshot();
+            AllocCount { allocations: after.0 - allocs_before.0, bytes: after.1 - allocs_before.1 }
         });
+        if task.sample && kind == IterationKind::Measure {
+            let k = self.sample.unwrap_or(1);
+            for s in &outcome.samples {
+                let _ = self.histogram.record((s / k).clamp(1, crate::protocol::MAX_NANOS));
+            }
+        }
+        let observed = prepared.observe().map_err(|e| e.context("observing after an iteration"))?;
+        Ok(Message::Iteration {
+            kind,
+            index,
+            ops: outcome.ops,
+            nanos: outcome.nanos,
+            observed: observed.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            hw,
+            allocs,
+            thread_ops: outcome.thread_ops,
+        })
     }
-    drop(crew);
-    await_go(ch, task);
-    finish(ch, prepared.as_ref())
 }
 
 /// Lockstep: says `ready`, then blocks until the parent's go byte; a closed stdin (the parent
@@ -281,7 +331,7 @@ fn await_go(ch: &mut Channel, task: &Task) {
 }
 
 /// After measuring (every measurer's local state dropped first): the check, teardown, `done`.
-fn finish(ch: &mut Channel, prepared: &dyn workloads::Prepared) -> ExitCode {
+fn finish(ch: &mut Channel, prepared: &dyn Prepared) -> ExitCode {
     if let Err(e) = prepared.verify(Phase::After) {
         return ch.fail(Stage::Verify, &e.context("check after measuring"));
     }
