@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 /// A baseline build ready to run.
 #[derive(Debug)]
-pub struct BaselineRev {
+pub(crate) struct BaselineRev {
     /// The full commit REF resolved to.
     pub commit: String,
     /// The harness binary built from it.
@@ -20,7 +20,7 @@ pub struct BaselineRev {
 }
 
 /// Resolves `rev` and returns its build, building it first when there is none yet.
-pub fn prepare(rev: &str, quiet: bool) -> Result<BaselineRev, BadInput> {
+pub(crate) fn prepare(rev: &str, quiet: bool) -> Result<BaselineRev, BadInput> {
     let root = git(Path::new("."), &["rev-parse", "--show-toplevel"]).map_err(|e| {
         BadInput(format!(
             "harness ab {rev}: the current directory is not in a git repository ({e}): run it from the project's checkout"

@@ -47,11 +47,11 @@ fn count(bytes: usize) {
 }
 
 /// Starts counting.
-pub fn enable() {
+pub(crate) fn enable() {
     ENABLED.store(true, Ordering::SeqCst);
 }
 
 /// `(allocations, bytes)` counted so far.
-pub fn snapshot() -> (u64, u64) {
+pub(crate) fn snapshot() -> (u64, u64) {
     (ALLOCATIONS.load(Ordering::Relaxed), BYTES.load(Ordering::Relaxed))
 }

@@ -4,20 +4,25 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 
-const AFTER_HELP: &str = "\
+const EXIT_CODES: &str = "\
 Exit codes:
   0    every fork of every case finished and passed its checks
   1    a fork or benchmark failed (crash, timeout, failed check); the report keeps the rest
   2    bad input (unknown configuration, filter that matches nothing, bad param, count or duration,
        unwritable --out); nothing was measured
   3    `harness compare` found a regression past its threshold
-  130  interrupted (Ctrl-C / SIGTERM); the report keeps every finished fork
+  130  interrupted (Ctrl-C / SIGTERM); the report keeps every finished fork";
 
-Configurations: main (everything), smoke (everything except Redis; short), sql, ids, cache, redis.";
+/// The text under `--help`: the exit codes, and the configurations from the list the runs use.
+fn after_help() -> String {
+    let configurations: Vec<String> =
+        crate::plan::CONFIGURATIONS.iter().map(|c| format!("  {:<7}{}", c.name, c.about)).collect();
+    format!("{EXIT_CODES}\n\nConfigurations:\n{}", configurations.join("\n"))
+}
 
 /// Measures declared persistence workloads, one fresh child process per fork.
 #[derive(Debug, Parser)]
-#[command(name = "harness", version = crate::report::meta::long_version(), about, after_help = AFTER_HELP)]
+#[command(name = "harness", version = crate::report::meta::long_version(), about, after_help = after_help())]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -44,16 +49,16 @@ pub enum Command {
     /// List the benchmark cases of a configuration, with their params.
     List(ListArgs),
     /// Measure the benchmark cases of a configuration and write a JSON report.
-    #[command(after_help = AFTER_HELP)]
+    #[command(after_help = after_help())]
     Run(Box<RunArgs>),
     /// Build REF (a branch, tag or commit of the repository in the current directory) and run
     /// an A/B comparison of it (the baseline) against this build, e.g. `harness ab main -f '^cache/'`.
-    #[command(after_help = AFTER_HELP)]
+    #[command(after_help = after_help())]
     Ab(Box<AbArgs>),
     /// Print the environment metadata a report records.
     Env(EnvArgs),
     /// Compare two reports case by case (or the two builds of one A/B report).
-    #[command(after_help = AFTER_HELP)]
+    #[command(after_help = after_help())]
     Compare(CompareArgs),
     /// Where a report's noise comes from, per case, and what to change.
     Noise(NoiseArgs),
@@ -218,7 +223,8 @@ impl CompareArgs {
 /// Which cases.
 #[derive(Debug, Args)]
 pub struct SelectArgs {
-    /// Configurations: main, smoke, sql, ids, cache, redis; several run the union of their cases.
+    /// Configurations (listed at the end of `harness --help`); several run the union of their
+    /// cases.
     #[arg(value_name = "CONFIG", default_value = "main")]
     pub config: Vec<String>,
     /// Keep workloads whose name matches this regular expression (repeatable; any may match).
@@ -450,6 +456,14 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn help_lists_every_configuration_from_the_plan() {
+        let help = Cli::command().render_long_help().to_string();
+        for c in crate::plan::CONFIGURATIONS {
+            assert!(help.contains(&format!("{:<7}{}", c.name, c.about)), "{} missing from:\n{help}", c.name);
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Number formatting for people (reports keep raw numbers).
 
 /// Nanoseconds for people: `812 ns`, `13.41 µs`, `1.002 ms`.
-pub fn nanos(n: f64) -> String {
+pub(crate) fn nanos(n: f64) -> String {
     match n {
         n if n >= 1e6 => format!("{} ms", si(n / 1e6)),
         n if n >= 1e3 => format!("{} µs", si(n / 1e3)),
@@ -10,7 +10,7 @@ pub fn nanos(n: f64) -> String {
 }
 
 /// Four significant digits with an SI suffix: `3.412 G`, `30.18 k`, `0.5000`.
-pub fn si(x: f64) -> String {
+pub(crate) fn si(x: f64) -> String {
     if !x.is_finite() {
         return "n/a".into();
     }
@@ -31,7 +31,7 @@ pub fn si(x: f64) -> String {
 
 /// What a coloured word says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tone {
+pub(crate) enum Tone {
     /// A regression or a loss (red).
     Bad,
     /// An improvement (green).
@@ -45,7 +45,7 @@ pub enum Tone {
 static COLOUR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Turns colour on or off for this process (`--color`, `NO_COLOR`, whether stdout is a terminal).
-pub fn set_colour(choice: crate::cli::ColorChoice) {
+pub(crate) fn set_colour(choice: crate::cli::ColorChoice) {
     use std::io::IsTerminal;
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let on = match choice {
@@ -57,7 +57,7 @@ pub fn set_colour(choice: crate::cli::ColorChoice) {
 }
 
 /// `text` in the colour of `tone` when colour is on.
-pub fn paint(text: String, tone: Tone) -> String {
+pub(crate) fn paint(text: String, tone: Tone) -> String {
     let code = match tone {
         Tone::Bad => "1;31",
         Tone::Good => "1;32",
@@ -84,7 +84,7 @@ fn visible_width(s: &str) -> usize {
 
 /// Rows of cells as an aligned text table: the first row is the header, underlined; cells in
 /// columns for which `right` is true are right-aligned. Coloured cells align by what shows.
-pub fn table(rows: &[Vec<String>], right: impl Fn(usize) -> bool) -> String {
+pub(crate) fn table(rows: &[Vec<String>], right: impl Fn(usize) -> bool) -> String {
     let columns = rows.first().map_or(0, Vec::len);
     let widths: Vec<usize> =
         (0..columns).map(|c| rows.iter().map(|r| visible_width(&r[c])).max().unwrap_or(0)).collect();

@@ -22,7 +22,7 @@ struct Gate {
 }
 
 /// `harness compare`: prints the comparison, writes `--markdown`, and exits 0, 2 or 3.
-pub fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
     use crate::compare::Metric;
     if let Some(path) = &args.markdown {
         write::check_writable(path).map_err(|e| {

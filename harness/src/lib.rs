@@ -1,30 +1,36 @@
-//! The harness: CLI, parent runner, worker, statistics and reports.
+//! The harness: CLI, parent runner, worker, statistics and reports. Its one user is `main.rs`:
+//! everything else is private to the crate.
 
-pub mod ab;
-pub mod alloc;
-pub mod app;
-pub mod cli;
-pub mod compare;
-pub mod docs;
-pub mod export;
-pub mod format;
-pub mod gate;
-pub mod noise;
-pub mod pin;
-pub mod plan;
-pub mod preflight;
-pub mod progress;
-pub mod protocol;
-/// Credential redaction, shared with the workloads.
-pub use workloads::redact;
-pub mod report;
-pub mod row;
-pub mod runner;
-pub mod server_url;
-pub mod shard;
-pub mod stats;
-pub mod summary;
-pub mod worker;
+pub use alloc::CountingAllocator;
+pub use app::run;
+pub use cli::Cli;
+pub use worker::main as worker_main;
+
+pub use workloads::redact::redact;
+
+mod ab;
+mod alloc;
+mod app;
+mod cli;
+mod compare;
+mod docs;
+mod export;
+mod format;
+mod gate;
+mod noise;
+mod pin;
+mod plan;
+mod preflight;
+mod progress;
+mod protocol;
+mod report;
+mod row;
+mod runner;
+mod server_url;
+mod shard;
+mod stats;
+mod summary;
+mod worker;
 
 /// Bad input from the user: printed as one line, exit code 2, nothing measured.
 #[derive(Debug, thiserror::Error)]

@@ -1,15 +1,15 @@
 //! Thin entry point: parse, run, map errors to exit codes.
 
 use clap::Parser;
-use harness::{BadInput, EXIT_BAD_INPUT, EXIT_FAILED, cli::Cli, redact::redact};
+use harness::{BadInput, Cli, EXIT_BAD_INPUT, EXIT_FAILED, redact};
 use std::process::ExitCode;
 
 #[global_allocator]
-static ALLOCATOR: harness::alloc::CountingAllocator = harness::alloc::CountingAllocator;
+static ALLOCATOR: harness::CountingAllocator = harness::CountingAllocator;
 
 fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == "__worker") {
-        return harness::worker::main();
+        return harness::worker_main();
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -23,7 +23,7 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    match harness::app::run(cli) {
+    match harness::run(cli) {
         Ok(code) => code,
         Err(e) if e.downcast_ref::<BadInput>().is_some() => {
             eprintln!("error: {}", redact(&e.to_string()));

@@ -20,7 +20,7 @@ const BETWEEN_SHARE_HIGH: f64 = 0.5;
 
 /// What to change, most important first.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Advice {
+pub(crate) enum Advice {
     /// Run more forks (the number needed, when it can be estimated).
     AddForks(Option<u32>),
     /// Throughput still rises across iterations.
@@ -37,7 +37,7 @@ pub enum Advice {
 
 impl Advice {
     /// One line for the reader.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Advice::AddForks(Some(n)) => format!("add forks (--forks {n})"),
             Advice::AddForks(None) => "add forks (--forks 3 or more: one fork hides fork-to-fork variation)".into(),
@@ -54,7 +54,7 @@ impl Advice {
 
 /// The noise diagnosis of one case.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CaseNoise {
+pub(crate) struct CaseNoise {
     /// `name[params]`.
     pub label: String,
     /// Ok timed forks.
@@ -81,30 +81,34 @@ pub struct CaseNoise {
     pub advice: Vec<Advice>,
 }
 
-/// Diagnoses one case; `precision` is a fraction (0.01 for ±1%). `None` without ok iterations.
-pub fn diagnose(b: &Benchmark, precision: f64) -> Option<CaseNoise> {
-    let groups = fork_samples(&b.forks);
-    let all: Vec<f64> = groups.iter().flatten().copied().collect();
-    let s = summarize(&all)?;
-    let cv = (s.stdev.is_finite() && s.mean != 0.0).then(|| s.stdev / s.mean);
-    let split = spread::variance_split(&groups);
-    let trend = spread::trend(&groups);
-    let outliers = spread::outliers(&all).len();
-    let fork_means: Vec<f64> = groups.iter().map(|g| g.iter().sum::<f64>() / g.len() as f64).collect();
-    let forks_needed = spread::forks_needed(&fork_means, precision, 0.95);
-    let per_op_nanos = 1e9 / s.mean;
-    let implausible = if per_op_nanos < 1.0 {
-        Some(format!("{per_op_nanos:.2} ns per op: under 1 ns, the op may have been optimized away"))
-    } else {
-        b.op_floor_nanos.filter(|&f| per_op_nanos < f as f64).map(|f| {
-            format!(
-                "{} per op is faster than the workload's floor of {} (a network round trip): served from a cache, or not doing its work?",
-                nanos(per_op_nanos),
-                nanos(f as f64)
-            )
-        })
-    };
+/// Why `per_op_nanos` is too fast to believe, against the workload's declared floor (0: it
+/// does nothing by design) or the general one of 1 ns.
+fn implausible(floor: Option<u64>, per_op_nanos: f64) -> Option<String> {
+    match floor {
+        Some(0) => None,
+        Some(f) if per_op_nanos < f as f64 => Some(format!(
+            "{} per op is faster than the workload's floor of {} (a network round trip): served from a cache, or not doing its work?",
+            nanos(per_op_nanos),
+            nanos(f as f64)
+        )),
+        _ if per_op_nanos < 1.0 => {
+            Some(format!("{per_op_nanos:.2} ns per op: under 1 ns, the op may have been optimized away"))
+        }
+        _ => None,
+    }
+}
 
+/// What to change, from the case's spread: more forks, warmup, longer iterations, a quieter
+/// machine; `Ok` when nothing.
+fn advice(
+    groups: &[Vec<f64>],
+    mean: f64,
+    cv: Option<f64>,
+    split: Option<spread::VarianceSplit>,
+    forks_needed: Option<u32>,
+    trend: Option<spread::Trend>,
+    outliers: usize,
+) -> Vec<Advice> {
     let mut advice = vec![];
     if groups.len() < 2 {
         advice.push(Advice::AddForks(None));
@@ -116,11 +120,11 @@ pub fn diagnose(b: &Benchmark, precision: f64) -> Option<CaseNoise> {
     }
     if let Some(t) = trend {
         let per_fork = groups.iter().map(Vec::len).max().unwrap_or(1).saturating_sub(1) as f64;
-        if t.p_value < TREND_ALPHA && (t.slope * per_fork / s.mean).abs() > TREND_MIN_DRIFT {
+        if t.p_value < TREND_ALPHA && (t.slope * per_fork / mean).abs() > TREND_MIN_DRIFT {
             advice.push(if t.slope > 0.0 { Advice::AddWarmup } else { Advice::Drifting });
         }
     }
-    if split.is_some_and(|sp| sp.within.sqrt() / s.mean > WITHIN_CV_HIGH)
+    if split.is_some_and(|sp| sp.within.sqrt() / mean > WITHIN_CV_HIGH)
         || (groups.len() < 2 && cv.is_some_and(|c| c > WITHIN_CV_HIGH))
     {
         advice.push(Advice::LengthenIterations);
@@ -131,6 +135,22 @@ pub fn diagnose(b: &Benchmark, precision: f64) -> Option<CaseNoise> {
     if advice.is_empty() {
         advice.push(Advice::Ok);
     }
+    advice
+}
+
+/// Diagnoses one case; `precision` is a fraction (0.01 for ±1%). `None` without ok iterations.
+pub(crate) fn diagnose(b: &Benchmark, precision: f64) -> Option<CaseNoise> {
+    let groups = fork_samples(&b.forks);
+    let all: Vec<f64> = groups.iter().flatten().copied().collect();
+    let s = summarize(&all)?;
+    let cv = (s.stdev.is_finite() && s.mean != 0.0).then(|| s.stdev / s.mean);
+    let split = spread::variance_split(&groups);
+    let trend = spread::trend(&groups);
+    let outliers = spread::outliers(&all).len();
+    let fork_means: Vec<f64> = groups.iter().map(|g| g.iter().sum::<f64>() / g.len() as f64).collect();
+    let forks_needed = spread::forks_needed(&fork_means, precision, 0.95);
+    let implausible = implausible(b.op_floor_nanos, 1e9 / s.mean);
+    let advice = advice(&groups, s.mean, cv, split, forks_needed, trend, outliers);
     let oversubscribed = b.concurrency.as_ref().filter(|c| c.count as usize > c.cores).map(|c| {
         format!(
             "{} {} on {} cores measure contention, not parallelism",
@@ -160,7 +180,7 @@ fn nanos(n: f64) -> String {
 }
 
 /// Diagnoses every case of `report` that measured something.
-pub fn diagnose_all(report: &Report, precision: f64) -> Vec<CaseNoise> {
+pub(crate) fn diagnose_all(report: &Report, precision: f64) -> Vec<CaseNoise> {
     report.benchmarks.iter().filter_map(|b| diagnose(b, precision)).collect()
 }
 
@@ -169,7 +189,7 @@ fn pct(x: Option<f64>) -> String {
 }
 
 /// The per-case table, implausibility warnings and the outlier rule.
-pub fn render(cases: &[CaseNoise], precision: f64) -> String {
+pub(crate) fn render(cases: &[CaseNoise], precision: f64) -> String {
     if cases.is_empty() {
         return String::new();
     }
@@ -205,7 +225,7 @@ pub fn render(cases: &[CaseNoise], precision: f64) -> String {
 }
 
 /// The system block of `harness noise`: machine settings and the run's warnings.
-pub fn render_system(report: &Report) -> String {
+pub(crate) fn render_system(report: &Report) -> String {
     let m = &report.meta;
     let s = &m.system;
     let or = |v: &Option<String>, d: &str| v.clone().unwrap_or_else(|| d.to_string());
@@ -271,6 +291,9 @@ mod tests {
         assert!(diagnose(&b, 0.01).unwrap().advice.contains(&Advice::QuietMachine(1)));
         let fast = timed("noop", &[&[2e9, 2e9, 2e9]]);
         assert!(diagnose(&fast, 0.01).unwrap().implausible.unwrap().contains("under 1 ns"));
+        // A workload that does nothing by design declares a floor of 0: its speed is expected.
+        let noop = crate::report::Benchmark { op_floor_nanos: Some(0), ..fast.clone() };
+        assert_eq!(diagnose(&noop, 0.01).unwrap().implausible, None);
         let mut net = timed("net", &[&[1e6, 1e6, 1e6]]);
         net.op_floor_nanos = Some(2_000);
         let why = diagnose(&net, 0.01).unwrap().implausible.unwrap();

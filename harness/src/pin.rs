@@ -10,7 +10,7 @@ pub struct CpuList {
 }
 
 /// Parses `1`, `0,2` or `0-3` (clap value parser).
-pub fn parse_cpus(s: &str) -> Result<CpuList, String> {
+pub(crate) fn parse_cpus(s: &str) -> Result<CpuList, String> {
     let bad = || format!("expected CPU numbers such as 1, 0,2 or 0-3, got '{s}'");
     let mut cpus = vec![];
     for part in s.split(',').map(str::trim) {
@@ -55,7 +55,7 @@ impl CpuList {
 }
 
 /// CPUs this process may run on.
-pub fn allowed_cpus() -> Vec<usize> {
+pub(crate) fn allowed_cpus() -> Vec<usize> {
     // SAFETY: sched_getaffinity writes into a zeroed cpu_set_t of the size passed.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();

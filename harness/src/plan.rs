@@ -8,7 +8,7 @@ use workloads::{Params, WorkloadDef, registry};
 
 /// A named selection of workload groups with its own defaults.
 #[derive(Debug)]
-pub struct Configuration {
+pub(crate) struct Configuration {
     /// Name given on the command line.
     pub name: &'static str,
     /// One-line description.
@@ -23,7 +23,7 @@ pub struct Configuration {
 
 /// Optional overrides of the release defaults.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct SettingDefaults {
+pub(crate) struct SettingDefaults {
     /// Warmup iterations.
     pub warmup_iterations: Option<u32>,
     /// Warmup iteration time.
@@ -35,18 +35,18 @@ pub struct SettingDefaults {
 }
 
 /// Release defaults: 1 fork, 1 warmup iteration, 3 measured iterations of 1 s.
-pub const DEFAULT_FORKS: u32 = 1;
+pub(crate) const DEFAULT_FORKS: u32 = 1;
 /// Default warmup iterations.
-pub const DEFAULT_WARMUP: u32 = 1;
+pub(crate) const DEFAULT_WARMUP: u32 = 1;
 /// Default measured iterations.
-pub const DEFAULT_ITERATIONS: u32 = 3;
+pub(crate) const DEFAULT_ITERATIONS: u32 = 3;
 /// Default iteration time (warmup and measured).
-pub const DEFAULT_TIME: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_TIME: Duration = Duration::from_secs(1);
 
 const ALL_GROUPS: &[&str] = &["baseline", "sql", "ids", "cache", "redis"];
 
 /// Every configuration.
-pub static CONFIGURATIONS: &[Configuration] = &[
+pub(crate) static CONFIGURATIONS: &[Configuration] = &[
     Configuration {
         name: "main",
         about: "everything, with release defaults",
@@ -94,7 +94,7 @@ const NONE: SettingDefaults =
     SettingDefaults { warmup_iterations: None, warmup_time: None, iterations: None, time: None };
 
 /// The configuration called `name`.
-pub fn configuration(name: &str) -> Result<&'static Configuration, BadInput> {
+pub(crate) fn configuration(name: &str) -> Result<&'static Configuration, BadInput> {
     CONFIGURATIONS.iter().find(|c| c.name == name).ok_or_else(|| {
         let names: Vec<_> = CONFIGURATIONS.iter().map(|c| c.name).collect();
         BadInput(format!("unknown configuration '{name}': choose one of {}", names.join(", ")))
@@ -103,7 +103,7 @@ pub fn configuration(name: &str) -> Result<&'static Configuration, BadInput> {
 
 /// One benchmark case: a workload and one value per declared param.
 #[derive(Debug, Clone)]
-pub struct Case {
+pub(crate) struct Case {
     /// The workload.
     pub def: &'static WorkloadDef,
     /// Its param values.
@@ -115,19 +115,19 @@ pub struct Case {
 impl Case {
     /// `name[a=1,b=2]`, or the bare name without params; passwords in values redacted: the
     /// label its report entry will have ([`crate::report::case_label`]).
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         crate::report::case_label(self.def.name, &self.params_redacted(), self.threads)
     }
 
     /// The param values as the report records them: passwords redacted.
-    pub fn params_redacted(&self) -> BTreeMap<String, String> {
-        self.params.0.iter().map(|(k, v)| (k.clone(), crate::redact::redact(v))).collect()
+    pub(crate) fn params_redacted(&self) -> BTreeMap<String, String> {
+        self.params.0.iter().map(|(k, v)| (k.clone(), crate::redact(v))).collect()
     }
 }
 
 /// A parsed `-p NAME=V1,V2`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ParamOverride {
+pub(crate) struct ParamOverride {
     /// Param name.
     pub name: String,
     /// Values, each a case.
@@ -137,7 +137,7 @@ pub struct ParamOverride {
 }
 
 /// Parses one `-p` argument.
-pub fn parse_param(raw: &str) -> Result<ParamOverride, String> {
+pub(crate) fn parse_param(raw: &str) -> Result<ParamOverride, String> {
     let (name, values) = raw.split_once('=').ok_or_else(|| {
         format!("'{raw}' has no '=': write it as NAME=VALUE[,VALUE...], e.g. -p row_count=1000,10000")
     })?;
@@ -151,7 +151,7 @@ pub fn parse_param(raw: &str) -> Result<ParamOverride, String> {
 
 /// What to select: configuration, filters and whether hidden workloads may be picked.
 #[derive(Debug)]
-pub struct Selection<'a> {
+pub(crate) struct Selection<'a> {
     /// The configuration.
     pub config: &'static Configuration,
     /// `--filter` patterns (regular expressions searched in the workload name; any may match).
@@ -165,7 +165,7 @@ pub struct Selection<'a> {
 }
 
 /// Expands a selection into benchmark cases, rejecting every bad input before anything runs.
-pub fn plan(sel: &Selection<'_>) -> Result<Vec<Case>, BadInput> {
+pub(crate) fn plan(sel: &Selection<'_>) -> Result<Vec<Case>, BadInput> {
     let filters = sel
         .filters
         .iter()

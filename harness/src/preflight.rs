@@ -4,7 +4,7 @@
 //! measures a substitute.
 
 use crate::plan::Case;
-use crate::redact::redact;
+use crate::redact;
 use std::collections::BTreeMap;
 use std::net::TcpStream;
 use std::time::Duration;
@@ -15,7 +15,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// For each case, why it cannot run (`None` when every server it needs answers). Prints one
 /// `error:` line per unreachable server.
-pub fn check(cases: &[Case], database_url: &str) -> Vec<Option<String>> {
+pub(crate) fn check(cases: &[Case], database_url: &str) -> Vec<Option<String>> {
     let needs: Vec<Vec<(Server, String)>> = cases
         .iter()
         .map(|c| {
@@ -40,7 +40,7 @@ pub fn check(cases: &[Case], database_url: &str) -> Vec<Option<String>> {
 
 /// Every server URL the cases would use (from `--redis-url`, `--database-url` or a `-p` param)
 /// has its server's scheme and a host; otherwise the one line naming the URL and the fix.
-pub fn check_urls(cases: &[Case], database_url: &str) -> Result<(), crate::BadInput> {
+pub(crate) fn check_urls(cases: &[Case], database_url: &str) -> Result<(), crate::BadInput> {
     for case in cases {
         let ctx = SetupContext { database_url: database_url.to_string(), ..SetupContext::new(case.params.clone()) };
         for (server, url) in (case.def.servers)(&ctx) {

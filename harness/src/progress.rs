@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 
 /// How progress is shown.
 #[derive(Debug)]
-pub enum Progress {
+pub(crate) enum Progress {
     /// A bar over every fork of the run.
     Bar(ProgressBar),
     /// One line per finished fork on stderr.
@@ -25,7 +25,7 @@ pub enum Progress {
 
 impl Progress {
     /// Chooses the display for a run of `total` forks.
-    pub fn new(quiet: bool, total: u64) -> Progress {
+    pub(crate) fn new(quiet: bool, total: u64) -> Progress {
         if quiet {
             Progress::Quiet
         } else if std::io::stderr().is_terminal() {
@@ -42,14 +42,14 @@ impl Progress {
     }
 
     /// A fork is starting.
-    pub fn fork_started(&self, label: &str, fork: u32, forks: u32) {
+    pub(crate) fn fork_started(&self, label: &str, fork: u32, forks: u32) {
         if let Progress::Bar(b) = self {
             b.set_message(format!("{label} fork {}/{forks}: starting", fork + 1));
         }
     }
 
     /// A worker message arrived.
-    pub fn message(&self, label: &str, m: &Message) {
+    pub(crate) fn message(&self, label: &str, m: &Message) {
         if let (Progress::Bar(b), Message::Iteration { kind, index, ops, nanos, .. }) = (self, m) {
             let what = if *kind == IterationKind::Warmup { "warmup" } else { "iteration" };
             let rate = if *nanos == 0 { f64::NAN } else { *ops as f64 * 1e9 / *nanos as f64 };
@@ -58,7 +58,7 @@ impl Progress {
     }
 
     /// A fork ended.
-    pub fn fork_finished(&self, label: &str, fork: &Fork, forks: u32) {
+    pub(crate) fn fork_finished(&self, label: &str, fork: &Fork, forks: u32) {
         match self {
             Progress::Bar(b) => b.inc(1),
             Progress::Lines { total, done } => {
@@ -83,7 +83,7 @@ impl Progress {
     }
 
     /// `--forks auto`: where a case stands after `pairs` fork pairs.
-    pub fn interval(
+    pub(crate) fn interval(
         &self,
         label: &str,
         pairs: usize,
@@ -110,7 +110,7 @@ impl Progress {
     }
 
     /// A warning or failure, shown in every mode.
-    pub fn warn(&self, text: &str) {
+    pub(crate) fn warn(&self, text: &str) {
         match self {
             Progress::Bar(b) => b.println(format!("warning: {text}")),
             _ => eprintln!("warning: {text}"),
@@ -118,7 +118,7 @@ impl Progress {
     }
 
     /// The run ended.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Progress::Bar(b) = self {
             b.finish_and_clear();
         }

@@ -14,14 +14,14 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped whenever a message or the task changes shape.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub(crate) const PROTOCOL_VERSION: u32 = 3;
 
 /// The worker's end of the result pipe.
-pub const RESULT_FD: i32 = 3;
+pub(crate) const RESULT_FD: i32 = 3;
 
 /// What one worker is asked to do.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Task {
+pub(crate) struct Task {
     /// Protocol version of the parent.
     pub protocol: u32,
     /// Workload name (`group/name`).
@@ -59,7 +59,7 @@ pub struct Task {
 
 /// What an instruction-count fork runs.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-pub struct InstructionTask {
+pub(crate) struct InstructionTask {
     /// Ops run with collection on (default: 1000, or 20 for workloads that reset before every
     /// op, whose ops are long).
     pub ops: Option<u64>,
@@ -67,7 +67,7 @@ pub struct InstructionTask {
 
 /// Hardware counter readings over one iteration (every thread started after they opened).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
-pub struct HwCount {
+pub(crate) struct HwCount {
     /// Instructions retired (hardware, varies run to run; callgrind's count is the exact one).
     pub inst_retired: u64,
     /// CPU cycles.
@@ -76,7 +76,7 @@ pub struct HwCount {
 
 /// Allocations over one iteration, every thread of the worker.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
-pub struct AllocCount {
+pub(crate) struct AllocCount {
     /// Allocations and reallocations.
     pub allocations: u64,
     /// Bytes requested.
@@ -86,7 +86,7 @@ pub struct AllocCount {
 /// Warmup or measurement.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-pub enum IterationKind {
+pub(crate) enum IterationKind {
     /// Not part of the score.
     Warmup,
     /// Part of the score.
@@ -96,7 +96,7 @@ pub enum IterationKind {
 /// Where in the worker's life something failed.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-pub enum Stage {
+pub(crate) enum Stage {
     /// Reading or checking the task.
     Task,
     /// Building the workload state.
@@ -114,7 +114,7 @@ pub enum Stage {
 /// Before or after measuring.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-pub enum VerifyPhase {
+pub(crate) enum VerifyPhase {
     /// Before warmup.
     Before,
     /// After the last measured iteration.
@@ -124,7 +124,7 @@ pub enum VerifyPhase {
 /// One line on the result pipe.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Message {
+pub(crate) enum Message {
     /// First message: who answers and in which protocol.
     Hello {
         /// Protocol version of the worker.
@@ -212,15 +212,15 @@ pub enum Message {
 
 /// Latency histograms on the wire (`Message::Latency`), also merged into the report.
 /// Highest latency a histogram holds, in nanoseconds (one hour).
-pub const MAX_NANOS: u64 = 3_600_000_000_000;
+pub(crate) const MAX_NANOS: u64 = 3_600_000_000_000;
 
 /// A histogram of nanoseconds per op with three significant digits (HDR).
-pub fn new_histogram() -> hdrhistogram::Histogram<u64> {
+pub(crate) fn new_histogram() -> hdrhistogram::Histogram<u64> {
     hdrhistogram::Histogram::new_with_bounds(1, MAX_NANOS, 3).expect("valid histogram bounds")
 }
 
 /// The non-empty buckets of `h`, for the wire and the report.
-pub fn buckets(h: &hdrhistogram::Histogram<u64>) -> Vec<(u64, u64)> {
+pub(crate) fn buckets(h: &hdrhistogram::Histogram<u64>) -> Vec<(u64, u64)> {
     h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
 }
 

@@ -6,7 +6,7 @@ use crate::report::Benchmark;
 
 /// The cells of one case, formatted for people; `-` where the case has no such number.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CaseRow {
+pub(crate) struct CaseRow {
     /// The workload's name.
     pub name: String,
     /// `k=v,...` of its params (with `threads=N` when several measurers ran).
@@ -35,7 +35,7 @@ pub struct CaseRow {
 
 impl CaseRow {
     /// The row of `b`.
-    pub fn of(b: &Benchmark) -> CaseRow {
+    pub(crate) fn of(b: &Benchmark) -> CaseRow {
         let score = b.score.as_ref();
         let percentile = |k: &str| b.latency.as_ref().and_then(|l| l.percentiles.get(k)).map(|v| nanos(*v as f64));
         CaseRow {
@@ -61,11 +61,11 @@ impl CaseRow {
 }
 
 /// The header of the score's error column.
-pub const ERROR_HEADER: &str = "± error (99.9%)";
+pub(crate) const ERROR_HEADER: &str = "± error (99.9%)";
 
 /// Which optional columns a table of `cases` needs: each only when some case has the number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Columns {
+pub(crate) struct Columns {
     /// Some case ran several measurers.
     pub threads: bool,
     /// Some case has instruction counts.
@@ -78,7 +78,7 @@ pub struct Columns {
 
 impl Columns {
     /// The columns `cases` need.
-    pub fn of<'a>(cases: impl IntoIterator<Item = &'a Benchmark>) -> Columns {
+    pub(crate) fn of<'a>(cases: impl IntoIterator<Item = &'a Benchmark>) -> Columns {
         let mut c = Columns { threads: false, instr: false, allocs: false, latency: false };
         for b in cases {
             c.threads |= b.threads() != 1;

@@ -21,7 +21,7 @@ fn example(server: Server) -> &'static str {
 }
 
 /// Why `url` cannot be `server`'s URL (the reason names the fix), or Ok.
-pub fn check(server: Server, url: &str) -> Result<(), String> {
+pub(crate) fn check(server: Server, url: &str) -> Result<(), String> {
     let parsed = url::Url::parse(url).map_err(|e| format!("is not a URL ({e}); expected e.g. {}", example(server)))?;
     let accepted = schemes(server);
     if !accepted.contains(&parsed.scheme()) {
@@ -43,12 +43,12 @@ pub fn check(server: Server, url: &str) -> Result<(), String> {
 }
 
 /// clap's parser for `--redis-url`.
-pub fn redis(s: &str) -> Result<String, String> {
+pub(crate) fn redis(s: &str) -> Result<String, String> {
     check(Server::Redis, s).map(|()| s.to_string())
 }
 
 /// clap's parser for `--database-url`.
-pub fn postgres(s: &str) -> Result<String, String> {
+pub(crate) fn postgres(s: &str) -> Result<String, String> {
     check(Server::Postgres, s).map(|()| s.to_string())
 }
 

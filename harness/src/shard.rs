@@ -25,7 +25,7 @@ impl std::fmt::Display for Shard {
 }
 
 /// Parses `K/N` (1 ≤ K ≤ N).
-pub fn parse(s: &str) -> Result<Shard, String> {
+pub(crate) fn parse(s: &str) -> Result<Shard, String> {
     let (k, n) = s.split_once('/').ok_or("expected K/N, e.g. 2/3")?;
     let num =
         |x: &str| x.trim().parse::<usize>().map_err(|_| format!("'{x}' is not a whole number; expected K/N, e.g. 2/3"));
@@ -37,7 +37,7 @@ pub fn parse(s: &str) -> Result<Shard, String> {
 }
 
 /// The indices of the items this shard runs, given each item's planned time, in plan order.
-pub fn assign(planned: &[u64], shard: Shard) -> Vec<usize> {
+pub(crate) fn assign(planned: &[u64], shard: Shard) -> Vec<usize> {
     let mut order: Vec<usize> = (0..planned.len()).collect();
     order.sort_by(|&a, &b| planned[b].cmp(&planned[a]).then(a.cmp(&b)));
     let mut load = vec![0u64; shard.count];
@@ -83,7 +83,7 @@ fn part_differences(first: &Report, part: &Report) -> Vec<String> {
 
 /// Joins the reports of several shards into one. Refuses (every difference listed) parts made
 /// differently unless `force`, and always refuses a case that appears in two parts.
-pub fn merge(parts: Vec<(String, Report)>, force: bool) -> Result<Report, BadInput> {
+pub(crate) fn merge(parts: Vec<(String, Report)>, force: bool) -> Result<Report, BadInput> {
     let (first_name, first) =
         parts.first().cloned().ok_or_else(|| BadInput("merge needs at least one report".into()))?;
     let mut differences = vec![];

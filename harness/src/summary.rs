@@ -4,7 +4,7 @@ use crate::report::Report;
 use crate::row::{CaseRow, Columns, ERROR_HEADER};
 
 /// Renders the summary table of `report`.
-pub fn render(report: &Report) -> String {
+pub(crate) fn render(report: &Report) -> String {
     let columns = Columns::of(&report.benchmarks);
     let mut header = ["benchmark", "params", "ops/s", ERROR_HEADER, "forks ok"].map(String::from).to_vec();
     if columns.instr {

@@ -63,7 +63,8 @@ fn ab_builds_a_ref_once_reuses_it_and_refuses_bad_refs_and_broken_builds() {
     let again = ab(&clone, &[&["HEAD~1"][..], &RUN[..11]].concat(), &report);
     let err = String::from_utf8_lossy(&again.stderr);
     assert_eq!(code(&again), 0, "{err}");
-    assert!(err.contains("harness ab: baseline HEAD~1 = reusing the build of"), "{err}");
+    let short = &parent[..12];
+    assert!(err.contains(&format!("harness ab: baseline HEAD~1 ({short}) = reusing the build of")), "{err}");
     let r = read_report(&report);
     assert_eq!(r["meta"]["baseline"]["git"]["commit"], parent.as_str(), "the second call reuses the build");
 

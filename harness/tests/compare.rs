@@ -59,6 +59,7 @@ fn compare(args: &[&std::ffi::OsStr]) -> std::process::Output {
 }
 
 #[test]
+#[allow(clippy::too_many_lines, reason = "one end-to-end scenario, told step by step")]
 fn compare_gives_verdicts_and_refuses_mismatched_runs() {
     let real = real_report();
     let dir = tempfile::tempdir().unwrap();

@@ -63,6 +63,7 @@ fn scale_counts(report: &Value, index: usize, factor: f64) -> Value {
 }
 
 #[test]
+#[allow(clippy::too_many_lines, reason = "one end-to-end scenario, told step by step")]
 fn the_gate_fails_closed() {
     let report = instr_run(&["^baseline/busy_loop$"], &["-p", "work=100,1000"]);
     assert_eq!(report["benchmarks"].as_array().unwrap().len(), 2);

@@ -17,6 +17,7 @@ fn labels(report: &Value) -> Vec<String> {
 }
 
 #[test]
+#[allow(clippy::too_many_lines, reason = "one end-to-end scenario, told step by step")]
 fn shards_cover_a_configuration_once_and_merge_into_the_whole() {
     let dir = tempfile::tempdir().unwrap();
     let select = ["smoke", "-f", "^(baseline|cache)/"];

@@ -3,6 +3,8 @@
 //! `cargo bench -p workloads --bench instructions` (needs `iai-callgrind-runner` 0.16.1 on PATH,
 //! see the README).
 
+#![allow(missing_docs, reason = "iai-callgrind's macros generate undocumented items")]
+
 mod common;
 
 use iai_callgrind::{library_benchmark, library_benchmark_group, main};

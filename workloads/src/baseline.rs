@@ -17,7 +17,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[],
         hidden: false,
         servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
+        op_floor: crate::def::OpFloor::Nothing,
         shareable: true,
         setup: |_| Ok(blocking(Noop)),
     },

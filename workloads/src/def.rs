@@ -54,6 +54,9 @@ pub struct WorkloadDef {
 pub enum OpFloor {
     /// No floor beyond the harness's general one (1 ns per op).
     None,
+    /// The op does nothing by design (a baseline of the harness's own cost per op): no speed is
+    /// implausible, so none is flagged.
+    Nothing,
     /// Every op makes at least one network round trip to the case's server (when it has one).
     RoundTrip,
 }
@@ -67,6 +70,7 @@ impl WorkloadDef {
     pub fn op_floor_nanos(&self, ctx: &SetupContext) -> Option<u64> {
         match self.op_floor {
             OpFloor::RoundTrip if !(self.servers)(ctx).is_empty() => Some(ROUND_TRIP_FLOOR_NANOS),
+            OpFloor::Nothing => Some(0),
             _ => None,
         }
     }

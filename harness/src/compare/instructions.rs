@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 /// Regression thresholds in percent: a default and per-benchmark overrides.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Thresholds {
+pub(crate) struct Thresholds {
     /// Default for every deterministic benchmark (the file's value wins over `--max-regression`).
     pub default: Option<f64>,
     /// Default for benchmarks whose counts vary run to run (wins over `--max-regression-varying`).
@@ -24,7 +24,7 @@ pub struct Thresholds {
 
 impl Thresholds {
     /// Parses a thresholds file's text.
-    pub fn parse(text: &str) -> Result<Thresholds, String> {
+    pub(crate) fn parse(text: &str) -> Result<Thresholds, String> {
         let t: Thresholds = toml::from_str(text).map_err(|e| e.message().to_string())?;
         if let Some((k, v)) = t.benchmarks.iter().find(|(_, v)| !v.is_finite() || **v < 0.0) {
             return Err(format!("threshold for '{k}' is {v}: use a percentage of 0 or more"));
@@ -44,7 +44,7 @@ impl Thresholds {
 
 /// The command line's thresholds, in percent.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// `--max-regression`: workloads whose counts repeat exactly.
     pub deterministic_pct: f64,
     /// `--max-regression-varying`: workloads whose counts vary run to run.
@@ -60,11 +60,11 @@ impl Default for Limits {
 /// Default threshold of workloads whose counts vary run to run (clock reads, other threads,
 /// servers): their counts move by a few percent between two runs of one build (3.5% once for
 /// `baseline/spawn_blocking_noop`), so a tighter default would cry wolf.
-pub const DEFAULT_VARYING_PCT: f64 = 10.0;
+pub(crate) const DEFAULT_VARYING_PCT: f64 = 10.0;
 
 /// The verdict on one case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Worse than the threshold allows.
     Regressed,
     /// Better by more than the threshold.
@@ -117,7 +117,7 @@ impl Verdict {
 
 /// One case's comparison.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
+pub(crate) struct Row {
     /// `name[params]`.
     pub label: String,
     /// Metric in the base report.
@@ -139,19 +139,14 @@ pub struct Row {
 
 /// A whole comparison.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// One row per case of either report.
     pub rows: Vec<Row>,
 }
 
 impl Comparison {
-    /// Whether any case regressed past its threshold.
-    pub fn regressed(&self) -> bool {
-        self.rows.iter().any(|r| r.verdict == Verdict::Regressed)
-    }
-
     /// Counts of the verdicts, one line.
-    pub fn summary_line(&self) -> String {
+    pub(crate) fn summary_line(&self) -> String {
         let n = |v: Verdict| self.labels(v).len();
         format!(
             "{} regressed, {} improved, {} unchanged, {} missing in new, {} new",
@@ -164,12 +159,12 @@ impl Comparison {
     }
 
     /// Keeps only the cases that changed or cannot be compared (`--only-changed`).
-    pub fn retain_changed(&mut self) {
+    pub(crate) fn retain_changed(&mut self) {
         self.rows.retain(|r| r.verdict != Verdict::Unchanged);
     }
 
     /// Labels of the cases with the verdict `v`.
-    pub fn labels(&self, v: Verdict) -> Vec<&str> {
+    pub(crate) fn labels(&self, v: Verdict) -> Vec<&str> {
         self.rows.iter().filter(|r| r.verdict == v).map(|r| r.label.as_str()).collect()
     }
 }
@@ -183,7 +178,7 @@ fn spread_of(b: &Benchmark) -> Option<(f64, f64)> {
 }
 
 /// Compares `new` against `base`; `limits` apply where `thresholds` is silent.
-pub fn compare(base: &Report, new: &Report, limits: Limits, thresholds: &Thresholds) -> Comparison {
+pub(crate) fn compare(base: &Report, new: &Report, limits: Limits, thresholds: &Thresholds) -> Comparison {
     let rows = case_pairs(base, new)
         .into_iter()
         .map(|(label, b, n)| {
@@ -236,10 +231,10 @@ const HEADER: [&str; 7] =
     ["benchmark", "base instr/op", "new instr/op", "new forks min..max", "delta", "threshold", "verdict"];
 
 /// What the numbers are, printed under the table.
-pub const LEGEND: &str = "Median instructions per op over each report's instruction forks; ~ marks workloads whose counts vary run to run (their own threshold, --max-regression-varying).\n";
+pub(crate) const LEGEND: &str = "Median instructions per op over each report's instruction forks; ~ marks workloads whose counts vary run to run (their own threshold, --max-regression-varying).\n";
 
 /// A plain-text table.
-pub fn render_text(c: &Comparison) -> String {
+pub(crate) fn render_text(c: &Comparison) -> String {
     let painted = |r: &Row| {
         let mut cells = cells(r);
         cells[6] = crate::format::paint(std::mem::take(&mut cells[6]), r.verdict.tone());
@@ -251,7 +246,7 @@ pub fn render_text(c: &Comparison) -> String {
 }
 
 /// The `compare --json` document of this comparison, with the gate's `decision`.
-pub fn to_json(c: &Comparison, decision: super::json::Decision) -> super::json::Document {
+pub(crate) fn to_json(c: &Comparison, decision: super::json::Decision) -> super::json::Document {
     use super::json;
     let cases = c
         .rows
@@ -274,7 +269,7 @@ pub fn to_json(c: &Comparison, decision: super::json::Decision) -> super::json::
 }
 
 /// A Markdown table with a one-line verdict, for a CI job summary.
-pub fn render_markdown(c: &Comparison) -> String {
+pub(crate) fn render_markdown(c: &Comparison) -> String {
     let regressed = c.rows.iter().filter(|r| r.verdict == Verdict::Regressed).count();
     let mut out = if regressed > 0 {
         format!("**{regressed} benchmark(s) regressed** in instructions per op.\n\n")
@@ -339,11 +334,13 @@ mod tests {
                 ("fresh", Verdict::Extra)
             ]
         );
-        assert!(c.regressed());
+        assert!(!c.labels(Verdict::Regressed).is_empty());
         assert!((c.rows[1].delta_pct.unwrap() - 1.1).abs() < 1e-9);
         let exact = Limits { deterministic_pct: 0.0, ..Limits::default() };
         let same = compare(&base, &base, exact, &Thresholds::default());
-        assert!(!same.regressed() && same.rows.iter().all(|r| r.verdict == Verdict::Unchanged));
+        assert!(
+            same.labels(Verdict::Regressed).is_empty() && same.rows.iter().all(|r| r.verdict == Verdict::Unchanged)
+        );
     }
 
     #[test]

@@ -8,14 +8,11 @@ use serde::Serialize;
 /// Version of this document's shape.
 /// 2: the test's `unit` and `runs`, each case's `runs`, and the `looks_*` verdicts of one run
 /// per side (which version 1 called `faster`/`slower`).
-pub const COMPARE_SCHEMA_VERSION: u32 = 2;
-
-/// The committed JSON Schema of this version, relative to the harness crate.
-pub const COMPARE_SCHEMA_PATH: &str = "schema/compare.v2.json";
+pub(crate) const COMPARE_SCHEMA_VERSION: u32 = 2;
 
 /// The whole `compare --json` document.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Document {
+pub(crate) struct Document {
     /// [`COMPARE_SCHEMA_VERSION`].
     pub schema_version: u32,
     /// `throughput` or `instructions`.
@@ -33,7 +30,7 @@ pub struct Document {
 
 /// How a throughput comparison tested.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct TestSettings {
+pub(crate) struct TestSettings {
     /// Fork pairs of one A/B report (paired t) or separate reports (Welch's t).
     pub paired: bool,
     /// The unit of replication: `fork_pair` (A/B report), `run` (2+ runs per side) or `fork`
@@ -55,7 +52,7 @@ pub struct TestSettings {
 
 /// One case.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Case {
+pub(crate) struct Case {
     /// `name[params]`.
     pub benchmark: String,
     /// The metric in the base report (ops/s, or instructions per op).
@@ -101,7 +98,7 @@ pub struct Case {
 
 /// The gate's decision: the exit code `compare` ends with and why.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct Decision {
+pub(crate) struct Decision {
     /// 0 pass, 2 could not be tested, 3 a case fails the gate.
     pub exit_code: u8,
     /// Cases that fail the gate (slower or regressed, or missing from new).
@@ -114,7 +111,13 @@ pub struct Decision {
 
 impl Case {
     /// A case with only the common fields set.
-    pub fn new(benchmark: String, base: Option<f64>, new: Option<f64>, verdict: &'static str, text: String) -> Case {
+    pub(crate) fn new(
+        benchmark: String,
+        base: Option<f64>,
+        new: Option<f64>,
+        verdict: &'static str,
+        text: String,
+    ) -> Case {
         Case {
             benchmark,
             base,
@@ -141,7 +144,7 @@ mod tests {
     /// Regenerate with `UPDATE_SCHEMA=1 cargo test -p harness schema`.
     #[test]
     fn committed_compare_schema_matches_the_types() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(super::COMPARE_SCHEMA_PATH);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/compare.v2.json");
         let generated = serde_json::to_string_pretty(&schemars::schema_for!(super::Document)).unwrap() + "\n";
         if std::env::var_os("UPDATE_SCHEMA").is_some() {
             std::fs::write(&path, &generated).unwrap();

@@ -2,9 +2,9 @@
 //! ([`throughput`]), or instructions per op against a regression threshold ([`instructions`]).
 //! Pure functions over reports; the CLI reads, prints and exits.
 
-pub mod instructions;
-pub mod json;
-pub mod throughput;
+pub(crate) mod instructions;
+pub(crate) mod json;
+pub(crate) mod throughput;
 
 use crate::report::{Benchmark, Report};
 use std::collections::BTreeMap;
@@ -19,7 +19,7 @@ pub enum Metric {
 }
 
 /// Every case of either report by label, in the base report's order then the new ones.
-pub fn case_pairs<'a>(
+pub(crate) fn case_pairs<'a>(
     base: &'a Report,
     new: &'a Report,
 ) -> Vec<(String, Option<&'a Benchmark>, Option<&'a Benchmark>)> {
@@ -31,7 +31,10 @@ pub fn case_pairs<'a>(
 
 /// Every case of any report by label, in the reports' order (base runs first), with the runs
 /// of each side that hold it.
-pub fn case_runs<'a>(base: &'a [Report], new: &'a [Report]) -> Vec<(String, Vec<&'a Benchmark>, Vec<&'a Benchmark>)> {
+pub(crate) fn case_runs<'a>(
+    base: &'a [Report],
+    new: &'a [Report],
+) -> Vec<(String, Vec<&'a Benchmark>, Vec<&'a Benchmark>)> {
     let index =
         |r: &'a Report| -> BTreeMap<String, &'a Benchmark> { r.benchmarks.iter().map(|b| (b.label(), b)).collect() };
     let (base_cases, new_cases): (Vec<_>, Vec<_>) = (base.iter().map(index).collect(), new.iter().map(index).collect());
@@ -55,7 +58,7 @@ pub fn case_runs<'a>(base: &'a [Report], new: &'a [Report]) -> Vec<(String, Vec<
 /// Every way the two reports' runs differ that makes their numbers incomparable for `metric`:
 /// configuration, settings, params, servers, machine and toolchain. The commit is expected to
 /// differ and is not listed.
-pub fn differences(base: &Report, new: &Report, metric: Metric) -> Vec<String> {
+pub(crate) fn differences(base: &Report, new: &Report, metric: Metric) -> Vec<String> {
     let mut out = vec![];
     let mut check = |what: &str, b: String, n: String| {
         if b != n {
@@ -115,7 +118,7 @@ pub fn differences(base: &Report, new: &Report, metric: Metric) -> Vec<String> {
 }
 
 /// Items as people write them on a command line: `a b`, or `none`.
-pub fn list(items: &[String]) -> String {
+pub(crate) fn list(items: &[String]) -> String {
     if items.is_empty() { "none".into() } else { items.join(" ") }
 }
 
@@ -133,7 +136,7 @@ pub(crate) mod fixtures {
     use std::collections::BTreeMap;
 
     /// A case with no forks.
-    pub fn case(name: &str) -> Benchmark {
+    pub(crate) fn case(name: &str) -> Benchmark {
         let settings = CaseSettings {
             forks: 1,
             warmup_iterations: 0,
@@ -146,7 +149,7 @@ pub(crate) mod fixtures {
     }
 
     /// An ok timed fork whose iterations ran at `ops_per_sec` (one op per 1/ops_per_sec s).
-    pub fn fork(index: u32, ops_per_sec: &[f64]) -> Fork {
+    pub(crate) fn fork(index: u32, ops_per_sec: &[f64]) -> Fork {
         Fork {
             status: ForkStatus::Ok,
             iterations: ops_per_sec
@@ -162,7 +165,7 @@ pub(crate) mod fixtures {
     }
 
     /// A case whose forks ran at these rates.
-    pub fn timed(name: &str, forks: &[&[f64]]) -> Benchmark {
+    pub(crate) fn timed(name: &str, forks: &[&[f64]]) -> Benchmark {
         let mut b = case(name);
         b.forks = forks.iter().enumerate().map(|(i, f)| fork(i as u32, f)).collect();
         b.score = crate::report::Score::from_forks(&b.forks);
@@ -170,7 +173,7 @@ pub(crate) mod fixtures {
     }
 
     /// A complete report of `cases` on this machine.
-    pub fn report(cases: Vec<Benchmark>) -> Report {
+    pub(crate) fn report(cases: Vec<Benchmark>) -> Report {
         Report {
             schema_version: SCHEMA_VERSION,
             status: RunStatus::Complete,

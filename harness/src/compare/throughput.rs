@@ -14,7 +14,7 @@
 
 mod render;
 
-pub use render::{legend, render_markdown, render_text, summary_line, to_json};
+pub(crate) use render::{render_markdown, render_text, summary_line, to_json};
 
 use super::case_runs;
 use crate::report::{Benchmark, Fork, Iteration, Report};
@@ -23,7 +23,7 @@ use crate::stats::sequential::SequentialPlan;
 
 /// How a verdict is reached.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Options {
+pub(crate) struct Options {
     /// Ratios within `1 ± noise_band_pct / 100` are "no change" even when significant.
     pub noise_band_pct: f64,
     /// Significance level of the test; the interval is at `1 - alpha`.
@@ -38,7 +38,7 @@ impl Default for Options {
 
 /// The verdict on one case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Faster: the whole interval lies above the noise band.
     Faster,
     /// Slower: the whole interval lies below the noise band.
@@ -94,7 +94,7 @@ impl Verdict {
     }
 
     /// The verdict as a stable token for scripts (`compare --json`).
-    pub fn token(self) -> &'static str {
+    pub(crate) fn token(self) -> &'static str {
         match self {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
@@ -110,12 +110,12 @@ impl Verdict {
     }
 
     /// Faster or slower.
-    pub fn is_difference(self) -> bool {
+    pub(crate) fn is_difference(self) -> bool {
         matches!(self, Verdict::Faster | Verdict::Slower)
     }
 
     /// Faster or slower, or looks it in one run per side.
-    pub fn is_apparent_difference(self) -> bool {
+    pub(crate) fn is_apparent_difference(self) -> bool {
         self.is_difference() || matches!(self, Verdict::LooksFaster | Verdict::LooksSlower)
     }
 
@@ -131,7 +131,7 @@ impl Verdict {
 
 /// One case's comparison.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
+pub(crate) struct Row {
     /// `name[params]`.
     pub label: String,
     /// Base ops/s: the geometric mean of the fork medians, or of the runs' geometric means (the
@@ -153,7 +153,7 @@ pub struct Row {
 
 /// A whole comparison.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// The options used.
     pub options: Options,
     /// The level each test ran at: `alpha`, or the sequential plan's nominal level.
@@ -174,18 +174,13 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// Whether any case is significantly slower beyond the band.
-    pub fn regressed(&self) -> bool {
-        self.rows.iter().any(|r| r.verdict == Verdict::Slower)
-    }
-
     /// Whether the test's unit is the run (two or more separate runs on each side).
-    pub fn by_runs(&self) -> bool {
+    pub(crate) fn by_runs(&self) -> bool {
         !self.paired && self.runs.0 >= 2 && self.runs.1 >= 2
     }
 
     /// The unit of replication as a token: `fork_pair`, `run` or `fork`.
-    pub fn unit(&self) -> &'static str {
+    pub(crate) fn unit(&self) -> &'static str {
         if self.paired {
             "fork_pair"
         } else if self.by_runs() {
@@ -196,13 +191,13 @@ impl Comparison {
     }
 
     /// Whether the drift canary moved beyond the noise band between the two sides' runs.
-    pub fn machine_changed(&self) -> bool {
+    pub(crate) fn machine_changed(&self) -> bool {
         let band = self.options.noise_band_pct / 100.0;
         self.canary.is_some_and(|c| (c - 1.0).abs() > band)
     }
 
     /// Keeps only the cases that changed or cannot be compared (`--only-changed`).
-    pub fn retain_changed(&mut self) {
+    pub(crate) fn retain_changed(&mut self) {
         self.rows.retain(|r| !matches!(r.verdict, Verdict::NoChange | Verdict::WithinBand));
     }
 
@@ -213,7 +208,7 @@ impl Comparison {
 }
 
 /// Iteration throughputs of the ok timed forks, one `Vec` per fork.
-pub fn fork_samples(forks: &[Fork]) -> Vec<Vec<f64>> {
+pub(crate) fn fork_samples(forks: &[Fork]) -> Vec<Vec<f64>> {
     ok_timed(forks).map(|(_, v)| v).collect()
 }
 
@@ -228,14 +223,14 @@ fn ok_timed(forks: &[Fork]) -> impl Iterator<Item = (&Fork, Vec<f64>)> + '_ {
 
 /// (fork index, median iteration ops/s) of every ok timed fork: the number each fork
 /// contributes to a comparison.
-pub fn fork_medians(forks: &[Fork]) -> Vec<(u32, f64)> {
+pub(crate) fn fork_medians(forks: &[Fork]) -> Vec<(u32, f64)> {
     ok_timed(forks).filter_map(|(f, v)| Some((f.index, crate::stats::summarize(&v)?.median))).collect()
 }
 
 /// new/base of each fork pair (the same fork index on both sides, both ok): for a pair run in
 /// lockstep, the median over iterations of the ratio of iteration *i* on both sides (each pair
 /// of iterations ran side by side); otherwise the ratio of the two forks' medians.
-pub fn pair_ratios(base: &[Fork], new: &[Fork]) -> Vec<f64> {
+pub(crate) fn pair_ratios(base: &[Fork], new: &[Fork]) -> Vec<f64> {
     let base_forks: Vec<(&Fork, Vec<f64>)> = ok_timed(base).collect();
     ok_timed(new)
         .filter_map(|(nf, n)| {
@@ -285,7 +280,7 @@ fn verdict(test: Option<&ForkTest>, level: f64, band: f64, forks: (usize, usize)
 }
 
 /// Compares one case of two separate runs (Welch's t on log fork medians) at `level`.
-pub fn compare_case(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
+pub(crate) fn compare_case(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
     let (b, n) = (fork_medians(base), fork_medians(new));
     let values = |m: &[(u32, f64)]| m.iter().map(|v| v.1).collect::<Vec<f64>>();
     let test = welch(&values(&b), &values(&n), 1.0 - level);
@@ -296,7 +291,7 @@ pub fn compare_case(label: String, base: &[Fork], new: &[Fork], options: Options
 
 /// Compares one case of several separate runs per side: Welch's t on each run's log geometric
 /// mean of its fork medians, the run being the unit.
-pub fn compare_runs(label: String, base: &[&Benchmark], new: &[&Benchmark], options: Options) -> Row {
+pub(crate) fn compare_runs(label: String, base: &[&Benchmark], new: &[&Benchmark], options: Options) -> Row {
     let run_means = |side: &[&Benchmark]| -> Vec<f64> {
         side.iter().filter_map(|b| geometric_mean(&fork_medians(&b.forks))).collect()
     };
@@ -320,7 +315,7 @@ pub fn compare_runs(label: String, base: &[&Benchmark], new: &[&Benchmark], opti
 
 /// Compares one case of an A/B run (paired t on the log ratio of each fork pair, see
 /// [`pair_ratios`]) at `level`.
-pub fn compare_pairs(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
+pub(crate) fn compare_pairs(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
     let (b, n) = (fork_medians(base), fork_medians(new));
     let pairs = pair_ratios(base, new);
     let test = paired(&pairs, 1.0 - level);
@@ -336,7 +331,7 @@ fn sampled(r: &Report) -> bool {
 
 /// Compares every case of the `new` runs against the `base` runs (separate reports): by runs
 /// with two or more on each side, else over the forks of all runs with differences unconfirmed.
-pub fn compare(base: &[Report], new: &[Report], options: Options) -> Comparison {
+pub(crate) fn compare(base: &[Report], new: &[Report], options: Options) -> Comparison {
     let by_runs = base.len() >= 2 && new.len() >= 2;
     let rows = case_runs(base, new)
         .into_iter()
@@ -382,7 +377,7 @@ fn canary_ratio(base: &[Report], new: &[Report]) -> Option<f64> {
 
 /// Compares the two builds of an A/B report (`run --baseline-bin`): baseline forks as base,
 /// this build's forks as new, fork pair by fork pair.
-pub fn compare_sides(report: &Report, options: Options) -> Comparison {
+pub(crate) fn compare_sides(report: &Report, options: Options) -> Comparison {
     let sequential = report
         .meta
         .settings
@@ -402,6 +397,7 @@ pub fn compare_sides(report: &Report, options: Options) -> Comparison {
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::*;
+    use super::render::legend;
     use super::*;
     use crate::report::ForkStatus;
 
@@ -445,7 +441,7 @@ mod tests {
         let r = report(vec![timed("a", &[A, B, C]), timed("b", &[B, A, C])]);
         let c = compare(one(&r), one(&r), Options::default());
         assert!(c.rows.iter().all(|row| row.verdict == Verdict::WithinBand), "{c:?}");
-        assert!(!c.regressed());
+        assert!(c.rows.iter().all(|r| r.verdict != Verdict::Slower));
         assert!(render_text(&c).contains("no change (within ±1%)"));
     }
 
@@ -457,7 +453,7 @@ mod tests {
         assert_eq!((c.rows[0].verdict, c.unit(), c.rows[0].runs), (Verdict::Slower, "run", Some((3, 3))), "{c:?}");
         assert!((c.rows[0].test.unwrap().ratio - 0.8).abs() < 1e-3);
         assert_eq!(c.rows[0].forks, (9, 9));
-        assert!(c.regressed());
+        assert!(c.rows.iter().any(|r| r.verdict == Verdict::Slower));
         let back = compare(&new, &base, Options::default());
         assert_eq!(back.rows[0].verdict, Verdict::Faster);
         assert!(render_markdown(&c).starts_with("**1 slower, 0 faster"), "{}", render_markdown(&c));
@@ -468,7 +464,7 @@ mod tests {
     fn one_run_per_side_only_looks_different() {
         let c = compare(one(&run_at(1.0)), one(&run_at(0.8)), Options::default());
         assert_eq!((c.rows[0].verdict, c.unit()), (Verdict::LooksSlower, "fork"), "{c:?}");
-        assert!(!c.regressed());
+        assert!(c.rows.iter().all(|r| r.verdict != Verdict::Slower));
         assert!(summary_line(&c).contains("1 unconfirmed (one run per side)"), "{}", summary_line(&c));
         assert!(render_text(&c).contains("slower? (1 run each)") && legend(&c).contains("harness ab REF"));
         let back = compare(one(&run_at(0.8)), one(&run_at(1.0)), Options::default());

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 
 /// One bar: label, score, and the half-width of its error when known.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Bar {
+pub(crate) struct Bar {
     /// Case label.
     pub label: String,
     /// Mean ops/s.
@@ -19,7 +19,7 @@ pub struct Bar {
 
 /// One line of a line chart: its name and (x, y) points, sorted by x.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Line {
+pub(crate) struct Line {
     /// Legend entry.
     pub name: String,
     /// Points.
@@ -28,18 +28,25 @@ pub struct Line {
 
 const CHAR_WIDTH: u32 = 7;
 
-/// Horizontal bars of ops/s with error whiskers, first bar on top.
-pub fn bars(title: &str, bars: &[Bar]) -> anyhow::Result<String> {
-    let n = bars.len().max(1);
-    let label_width = bars.iter().map(|b| b.label.chars().count() as u32).max().unwrap_or(8) * CHAR_WIDTH + 16;
-    let size = (label_width + 620, 120 + 26 * n as u32);
+/// The x axis of [`bars`]: (log scale?, lowest value shown, axis start, axis end); log10 when
+/// the values span more than two decades.
+fn bar_scale(bars: &[Bar]) -> (bool, f64, f64, f64) {
     let lows = bars.iter().map(|b| (b.value - b.error.unwrap_or(0.0)).max(b.value / 2.0));
     let low = lows.fold(f64::INFINITY, f64::min);
     let high = bars.iter().map(|b| b.value + b.error.unwrap_or(0.0)).fold(0.0, f64::max);
     let log = low > 0.0 && high / low > 100.0;
+    let (x0, x1) = if log { ((low / 2.0).log10().floor(), high.log10().ceil()) } else { (0.0, high * 1.1) };
+    (log, low, x0, x1)
+}
+
+/// Horizontal bars of ops/s with error whiskers, first bar on top.
+pub(crate) fn bars(title: &str, bars: &[Bar]) -> anyhow::Result<String> {
+    let n = bars.len().max(1);
+    let label_width = bars.iter().map(|b| b.label.chars().count() as u32).max().unwrap_or(8) * CHAR_WIDTH + 16;
+    let size = (label_width + 620, 120 + 26 * n as u32);
+    let (log, low, x0, x1) = bar_scale(bars);
     // On a log scale the bars are drawn in log10 space and the ticks labelled back in ops/s.
     let map = |v: f64| if log { v.max(low / 2.0).log10() } else { v };
-    let (x0, x1) = if log { ((low / 2.0).log10().floor(), high.log10().ceil()) } else { (0.0, high * 1.1) };
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
@@ -96,7 +103,7 @@ pub fn bars(title: &str, bars: &[Bar]) -> anyhow::Result<String> {
 }
 
 /// Lines of `y` against `x`, one per series, with a legend.
-pub fn lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> anyhow::Result<String> {
+pub(crate) fn lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> anyhow::Result<String> {
     let xs = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
     let x_max = xs.fold(0.0, f64::max);
     let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);

@@ -2,7 +2,7 @@
 //! group with params as columns) and SVG charts, written atomically; the same reports always
 //! give byte-identical files.
 
-pub mod charts;
+pub(crate) mod charts;
 
 use crate::export::markdown::row;
 use crate::report::{Benchmark, Report};
@@ -11,7 +11,7 @@ use charts::{Bar, Line};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A file to write: name within the output directory, and its text.
-pub type File = (String, String);
+pub(crate) type File = (String, String);
 
 /// The group of a workload name: `sql` for `sql/thread_select_by_id`.
 fn group(name: &str) -> &str {
@@ -136,7 +136,7 @@ fn growth(cases: &[&Benchmark]) -> Vec<(String, Vec<Line>)> {
 
 /// The page and charts of `reports`, each named by its source path, with `intro` (Markdown)
 /// right after the title.
-pub fn render(reports: &[(String, Report)], intro: &str) -> anyhow::Result<Vec<File>> {
+pub(crate) fn render(reports: &[(String, Report)], intro: &str) -> anyhow::Result<Vec<File>> {
     let mut files = vec![];
     let mut page = String::from("# Benchmark results\n\n");
     if !intro.trim().is_empty() {

@@ -7,7 +7,7 @@ use crate::report::Report;
 use serde_json::{Map, Value, json};
 
 /// The BMF exporter.
-pub struct Bmf;
+pub(super) struct Bmf;
 
 impl Exporter for Bmf {
     fn export(&self, report: &Report) -> anyhow::Result<String> {

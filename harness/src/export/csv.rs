@@ -4,7 +4,7 @@ use super::{Exporter, interval};
 use crate::report::Report;
 
 /// The CSV exporter.
-pub struct Csv;
+pub(super) struct Csv;
 
 const HEADER: [&str; 17] = [
     "benchmark",

@@ -9,7 +9,7 @@ use crate::report::Report;
 use serde_json::{Value, json};
 
 /// The github-action-benchmark exporter for one direction.
-pub struct Gab {
+pub(super) struct Gab {
     /// Throughput (bigger is better) or instructions (smaller is better).
     pub metric: Metric,
 }

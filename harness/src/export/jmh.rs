@@ -12,7 +12,7 @@ use crate::report::{Benchmark, Iteration, Report};
 use serde_json::{Map, Value, json};
 
 /// The JMH exporter.
-pub struct Jmh;
+pub(super) struct Jmh;
 
 /// Percentile keys JMH writes, and their quantiles.
 const JMH_PERCENTILES: [(&str, f64); 10] = [

@@ -5,14 +5,14 @@ use crate::report::Report;
 use crate::row::{CaseRow, ERROR_HEADER};
 
 /// The Markdown exporter.
-pub struct Markdown;
+pub(crate) struct Markdown;
 
 /// The table header.
 const HEADER: [&str; 9] =
     ["benchmark", "params", "ops/s", ERROR_HEADER, "forks ok", "instr/op", "allocs/op", "p50", "p99"];
 
 /// One Markdown row.
-pub fn row(first: &str, cells: &[String]) -> String {
+pub(crate) fn row(first: &str, cells: &[String]) -> String {
     let esc = |c: &str| c.replace('|', "\\|");
     format!("| {} | {} |\n", esc(first), cells.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | "))
 }

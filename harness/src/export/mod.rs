@@ -5,7 +5,7 @@ mod bmf;
 mod csv;
 mod gab;
 mod jmh;
-pub mod markdown;
+pub(crate) mod markdown;
 
 use crate::report::{Benchmark, Report};
 
@@ -26,13 +26,13 @@ pub enum Format {
 }
 
 /// Turns a report into the bytes of one format.
-pub trait Exporter {
+pub(crate) trait Exporter {
     /// The exported document.
     fn export(&self, report: &Report) -> anyhow::Result<String>;
 }
 
 /// The exporter of `format`; `metric` picks the series of the formats that hold one.
-pub fn exporter(format: Format, metric: crate::compare::Metric) -> Box<dyn Exporter> {
+pub(crate) fn exporter(format: Format, metric: crate::compare::Metric) -> Box<dyn Exporter> {
     match format {
         Format::Jmh => Box::new(jmh::Jmh),
         Format::Bmf => Box::new(bmf::Bmf),
@@ -44,12 +44,12 @@ pub fn exporter(format: Format, metric: crate::compare::Metric) -> Box<dyn Expor
 
 /// `harness.<group>.<workload>`: a dotted name, for tools that group by the text before the last
 /// dot.
-pub fn dotted_name(b: &Benchmark) -> String {
+pub(crate) fn dotted_name(b: &Benchmark) -> String {
     format!("harness.{}", b.name.replace('/', "."))
 }
 
 /// The confidence interval of a case's score, where it has an error.
-pub fn interval(b: &Benchmark) -> Option<(f64, f64)> {
+pub(crate) fn interval(b: &Benchmark) -> Option<(f64, f64)> {
     let s = b.score.as_ref()?;
     s.error.map(|e| (s.mean - e, s.mean + e))
 }
@@ -74,7 +74,7 @@ pub(crate) mod fixture {
 
     /// A report of two cases: one plain, one with params, threads, instructions, allocations
     /// and latency; meta fixed so that snapshots do not depend on the machine.
-    pub fn report() -> Report {
+    pub(crate) fn report() -> Report {
         let mut report = crate::compare::fixtures::report(vec![]);
         report.meta.harness_version = "0.1.0".into();
         report.meta.git.commit = Some("0123456789abcdef".into());

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// One fork's latency samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ForkLatency {
+pub(crate) struct ForkLatency {
     /// Ops per timed sample: 1, or a small group for ops under about a microsecond (each
     /// recorded value is then the group's mean per op).
     pub ops_per_sample: u64,
@@ -18,7 +18,7 @@ pub struct ForkLatency {
 
 /// Latency percentiles of a case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct LatencySummary {
+pub(crate) struct LatencySummary {
     /// Always `ns/op`.
     pub unit: String,
     /// Timed samples over every measured iteration of the ok forks.
@@ -38,12 +38,12 @@ pub struct LatencySummary {
 }
 
 /// The percentiles reported, as (key, quantile).
-pub const PERCENTILES: [(&str, f64); 5] =
+pub(crate) const PERCENTILES: [(&str, f64); 5] =
     [("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999)];
 
 impl LatencySummary {
     /// Merges the ok timed forks' histograms; `None` without samples.
-    pub fn from_forks(forks: &[Fork]) -> Option<LatencySummary> {
+    pub(crate) fn from_forks(forks: &[Fork]) -> Option<LatencySummary> {
         let ok: Vec<&Fork> = forks.iter().filter(|f| f.is_ok_timed()).collect();
         let mut h = new_histogram();
         let mut ops_per_sample = 0;
@@ -85,7 +85,7 @@ impl LatencySummary {
 
 /// Concurrency of a case: how many measurers, of which kind, on how many cores.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Concurrency {
+pub(crate) struct Concurrency {
     /// Measuring threads or tasks (`--threads`).
     pub count: u32,
     /// Cores this process could use when the run started.
@@ -98,7 +98,7 @@ pub struct Concurrency {
 
 impl Concurrency {
     /// Names the measurers once the op's shape is known: tasks for an async op, else threads.
-    pub fn describe(&mut self, shape: &str) {
+    pub(crate) fn describe(&mut self, shape: &str) {
         let tasks = shape == "async" && self.count > 1;
         self.kind = Some(if tasks { "tasks" } else { "threads" }.into());
         self.each = Some(if tasks {

@@ -1,7 +1,7 @@
 //! Environment metadata: what the report records about the build, the machine and the run.
 
 use crate::protocol::PROTOCOL_VERSION;
-use crate::redact::redact;
+use crate::redact;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 /// Everything a reader needs to reproduce or distrust a number.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Meta {
+pub(crate) struct Meta {
     /// Version of the harness crate.
     pub harness_version: String,
     /// Worker protocol version.
@@ -67,7 +67,7 @@ pub struct Meta {
 
 /// How a merged report was joined.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
-pub struct MergeInfo {
+pub(crate) struct MergeInfo {
     /// The part reports, as given.
     pub parts: Vec<String>,
     /// Merged with `--force` despite differences.
@@ -78,7 +78,7 @@ pub struct MergeInfo {
 
 /// The drift canary of a run.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
-pub struct Canary {
+pub(crate) struct Canary {
     /// The reference case, `name[params]`.
     pub workload: String,
     /// One reading per canary fork that finished ok.
@@ -87,7 +87,7 @@ pub struct Canary {
 
 /// One fork of the drift canary.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
-pub struct CanaryReading {
+pub(crate) struct CanaryReading {
     /// `start` or `end`.
     pub at: String,
     /// Median ops/s of the fork's iterations.
@@ -98,7 +98,7 @@ pub struct CanaryReading {
 
 impl Canary {
     /// Geometric mean of the readings' ops/s; `None` without a reading.
-    pub fn ops_per_sec(&self) -> Option<f64> {
+    pub(crate) fn ops_per_sec(&self) -> Option<f64> {
         let logs: Vec<f64> = self.readings.iter().filter(|r| r.ops_per_sec > 0.0).map(|r| r.ops_per_sec.ln()).collect();
         (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
     }
@@ -106,7 +106,7 @@ impl Canary {
 
 /// The baseline build of an A/B run, from its own `env --json`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
-pub struct BaselineBuild {
+pub(crate) struct BaselineBuild {
     /// Path given to `--baseline-bin`.
     pub path: String,
     /// Its harness version.
@@ -123,7 +123,7 @@ pub struct BaselineBuild {
 
 /// Commit and dirty state of the source tree the harness was built from, read when it was built.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
-pub struct Git {
+pub(crate) struct Git {
     /// Commit hash, or null when built outside a git checkout.
     pub commit: Option<String>,
     /// Uncommitted changes to the built source (harness/, workloads/, Cargo.toml, Cargo.lock);
@@ -135,7 +135,7 @@ pub struct Git {
 }
 
 /// The source this binary was built from (embedded by `build.rs`).
-pub fn build_git() -> Git {
+pub(crate) fn build_git() -> Git {
     let commit = Some(env!("HARNESS_GIT_COMMIT")).filter(|c| !c.is_empty()).map(String::from);
     let dirty = match env!("HARNESS_GIT_DIRTY") {
         "true" => Some(true),
@@ -150,7 +150,7 @@ pub fn build_git() -> Git {
 }
 
 /// `harness --version`: the crate version, the commit it was built from and when.
-pub fn long_version() -> &'static str {
+pub(crate) fn long_version() -> &'static str {
     static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     TEXT.get_or_init(|| {
         let g = build_git();
@@ -163,7 +163,7 @@ pub fn long_version() -> &'static str {
 
 /// A warning when the checkout the binary was built from now holds another commit, or holds
 /// edits the build did not.
-pub fn source_drift(built: &Git, now: &Git) -> Option<String> {
+pub(crate) fn source_drift(built: &Git, now: &Git) -> Option<String> {
     let (Some(b), Some(n)) = (built.commit.as_deref(), now.commit.as_deref()) else { return None };
     if b != n {
         return Some(format!(
@@ -179,7 +179,7 @@ pub fn source_drift(built: &Git, now: &Git) -> Option<String> {
 
 /// Operating system.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Os {
+pub(crate) struct Os {
     /// Distribution name (`PRETTY_NAME` of os-release).
     pub name: String,
     /// Kernel release.
@@ -190,7 +190,7 @@ pub struct Os {
 
 /// Processor.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Cpu {
+pub(crate) struct Cpu {
     /// Model name.
     pub model: String,
     /// Logical CPUs online.
@@ -201,7 +201,7 @@ pub struct Cpu {
 
 /// Control group limits; "none" when unlimited.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Cgroup {
+pub(crate) struct Cgroup {
     /// CPU quota, e.g. `1.5 CPUs (150000/100000)` or `none`.
     pub cpu_quota: String,
     /// Memory limit in bytes, or `none`.
@@ -210,7 +210,7 @@ pub struct Cgroup {
 
 /// The settings of a run, as resolved from flags, environment and configuration.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
-pub struct RunSettings {
+pub(crate) struct RunSettings {
     /// Forks per case.
     pub forks: u32,
     /// Warmup iterations per fork.
@@ -265,7 +265,7 @@ pub struct RunSettings {
 
 /// The budget of a `--forks auto` A/B run.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
-pub struct SequentialSettings {
+pub(crate) struct SequentialSettings {
     /// `--min-forks`: pairs before the first look.
     pub min_forks: u32,
     /// `--max-forks`: the budget of pairs.
@@ -288,7 +288,7 @@ fn throughput_mode() -> String {
 
 impl Meta {
     /// Collects the metadata now.
-    pub fn collect(configuration: Option<String>, settings: Option<RunSettings>) -> Meta {
+    pub(crate) fn collect(configuration: Option<String>, settings: Option<RunSettings>) -> Meta {
         Meta {
             harness_version: env!("CARGO_PKG_VERSION").into(),
             protocol_version: PROTOCOL_VERSION,
@@ -316,7 +316,7 @@ impl Meta {
     }
 
     /// Records the end of the run.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.load_average_end = load_average();
         self.ended_at = Some(now_rfc3339());
         self.system.finish();
@@ -325,17 +325,17 @@ impl Meta {
 }
 
 /// `release` when built with optimizations, else `debug`.
-pub fn build_profile() -> &'static str {
+pub(crate) fn build_profile() -> &'static str {
     if cfg!(debug_assertions) { "debug" } else { "release" }
 }
 
 /// Current UTC time, RFC 3339 to the second.
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
 /// The checkout the binary was built from, as it is now (for [`source_drift`]).
-pub fn checkout_now() -> Git {
+pub(crate) fn checkout_now() -> Git {
     git(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")))
 }
 
@@ -394,7 +394,7 @@ fn cpu() -> Cpu {
 }
 
 /// Reads cgroup v2 (`cpu.max`, `memory.max`) or v1 limits under `root`.
-pub fn cgroup(root: &Path) -> Cgroup {
+pub(crate) fn cgroup(root: &Path) -> Cgroup {
     let cpu_quota = match read(root.join("cpu.max")) {
         Some(s) => parse_cpu_max(&s),
         None => match (read(root.join("cpu/cpu.cfs_quota_us")), read(root.join("cpu/cpu.cfs_period_us"))) {

@@ -3,26 +3,26 @@
 //! One version number ([`SCHEMA_VERSION`]) covers the whole document; `harness/schema/` holds the
 //! JSON Schema generated from these types (a test keeps the two equal).
 
-pub mod latency;
-pub mod meta;
+pub(crate) mod latency;
+pub(crate) mod meta;
 mod score;
-pub mod system;
-pub mod write;
+pub(crate) mod system;
+pub(crate) mod write;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub use crate::stats::sequential::SequentialStop;
-pub use meta::Meta;
-pub use score::{AllocSummary, InstructionSummary, Score};
+pub(crate) use crate::stats::sequential::SequentialStop;
+pub(crate) use meta::Meta;
+pub(crate) use score::{AllocSummary, InstructionSummary, Score};
 
 /// Version of the report document; bump it on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// A whole run: metadata and one entry per benchmark case.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Report {
+pub(crate) struct Report {
     /// Version of this document's shape.
     pub schema_version: u32,
     /// Whether the run finished, is still going, or was interrupted.
@@ -36,7 +36,7 @@ pub struct Report {
 /// State of the run when the report was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum RunStatus {
+pub(crate) enum RunStatus {
     /// Still measuring; the report is rewritten after every fork.
     Running,
     /// Every case ran (some forks may have failed).
@@ -47,7 +47,7 @@ pub enum RunStatus {
 
 /// One benchmark case: a workload with one set of param values.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Benchmark {
+pub(crate) struct Benchmark {
     /// Workload name, `group/name`.
     pub name: String,
     /// Param values of this case.
@@ -77,7 +77,8 @@ pub struct Benchmark {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_score: Option<Score>,
     /// The fastest an op can plausibly be, as the workload declares it (for example a network
-    /// round trip); a faster score is flagged as implausible.
+    /// round trip); a faster score is flagged as implausible. 0: the op does nothing by design
+    /// (`baseline/noop`), so no speed is flagged; absent: the general floor of 1 ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op_floor_nanos: Option<u64>,
     /// How many threads or tasks measured concurrently, on how many cores, doing what.
@@ -94,7 +95,7 @@ pub struct Benchmark {
 /// What a fork measured.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum ForkKind {
+pub(crate) enum ForkKind {
     /// Wall-clock iterations (throughput).
     #[default]
     Time,
@@ -104,7 +105,7 @@ pub enum ForkKind {
 
 /// The instructions an instruction fork counted.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct InstructionCount {
+pub(crate) struct InstructionCount {
     /// Ops run with collection on.
     pub ops: u64,
     /// Instructions executed by those ops, every thread of the process included.
@@ -116,14 +117,14 @@ pub struct InstructionCount {
 
 impl InstructionCount {
     /// Instructions per op.
-    pub fn per_op(&self) -> f64 {
+    pub(crate) fn per_op(&self) -> f64 {
         self.total as f64 / self.ops.max(1) as f64
     }
 }
 
 /// Settings of one case.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
-pub struct CaseSettings {
+pub(crate) struct CaseSettings {
     /// Forks requested.
     pub forks: u32,
     /// Warmup iterations per fork.
@@ -140,7 +141,7 @@ pub struct CaseSettings {
 
 /// One worker process.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Fork {
+pub(crate) struct Fork {
     /// 0-based fork index within the case.
     pub index: u32,
     /// Position in the order the case's forks ran (both builds counted in A/B runs).
@@ -190,7 +191,7 @@ pub struct Fork {
 /// Outcome of a fork.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum ForkStatus {
+pub(crate) enum ForkStatus {
     /// All iterations finished, checks passed, the worker exited 0.
     Ok,
     /// See `failure`.
@@ -199,7 +200,7 @@ pub enum ForkStatus {
 
 /// Why a fork failed.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// Category.
     pub kind: FailureKind,
     /// One line, e.g. `killed by SIGSEGV`.
@@ -211,7 +212,7 @@ pub struct Failure {
 /// Category of a fork failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum FailureKind {
+pub(crate) enum FailureKind {
     /// The worker could not be started.
     Spawn,
     /// Killed by a signal (crash, abort).
@@ -240,7 +241,7 @@ pub enum FailureKind {
 
 /// One iteration's raw data.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
-pub struct Iteration {
+pub(crate) struct Iteration {
     /// Operations completed.
     pub ops: u64,
     /// Elapsed wall-clock time; for per-op-reset workloads the summed time of the ops alone.
@@ -261,14 +262,18 @@ pub struct Iteration {
 
 impl Iteration {
     /// Throughput of this iteration.
-    pub fn ops_per_sec(&self) -> f64 {
+    pub(crate) fn ops_per_sec(&self) -> f64 {
         if self.nanos == 0 { f64::NAN } else { self.ops as f64 * 1e9 / self.nanos as f64 }
     }
 }
 
 /// `name[k=v,...,threads=N]`, or the bare name: a case's identity, the same in the plan, the
 /// summary, every comparison and every export. `threads` shows only when it is not 1.
-pub fn case_label<'a>(name: &str, params: impl IntoIterator<Item = (&'a String, &'a String)>, threads: u32) -> String {
+pub(crate) fn case_label<'a>(
+    name: &str,
+    params: impl IntoIterator<Item = (&'a String, &'a String)>,
+    threads: u32,
+) -> String {
     let inner = params_text(params, threads);
     if inner.is_empty() { name.to_string() } else { format!("{name}[{inner}]") }
 }
@@ -284,12 +289,12 @@ fn params_text<'a>(params: impl IntoIterator<Item = (&'a String, &'a String)>, t
 
 impl Fork {
     /// Whether it is a timed fork that finished ok: a fork whose iterations count.
-    pub fn is_ok_timed(&self) -> bool {
+    pub(crate) fn is_ok_timed(&self) -> bool {
         self.status == ForkStatus::Ok && self.kind == ForkKind::Time
     }
 
     /// A fork that has not reported anything yet: failed until proven ok.
-    pub fn pending(index: u32, pid: Option<u32>) -> Fork {
+    pub(crate) fn pending(index: u32, pid: Option<u32>) -> Fork {
         Fork {
             index,
             sequence: None,
@@ -314,7 +319,7 @@ impl Fork {
 
 impl Benchmark {
     /// A case with no fork yet.
-    pub fn empty(name: String, params: BTreeMap<String, String>, settings: CaseSettings) -> Benchmark {
+    pub(crate) fn empty(name: String, params: BTreeMap<String, String>, settings: CaseSettings) -> Benchmark {
         Benchmark {
             name,
             params,
@@ -335,13 +340,13 @@ impl Benchmark {
     }
 
     /// Number of timed forks that finished ok (instruction forks are not forks of the score).
-    pub fn forks_ok(&self) -> usize {
+    pub(crate) fn forks_ok(&self) -> usize {
         self.forks.iter().filter(|f| f.is_ok_timed()).count()
     }
 
     /// Adds a fork of this build and rescores the case from all its forks; the first fork
     /// that says how the op ran (its shape) names the case's measurers.
-    pub fn add_fork(&mut self, fork: Fork) {
+    pub(crate) fn add_fork(&mut self, fork: Fork) {
         if self.shape.is_none() {
             self.shape = fork.shape.clone();
             if let (Some(c), Some(shape)) = (self.concurrency.as_mut(), fork.shape.as_deref()) {
@@ -356,28 +361,28 @@ impl Benchmark {
     }
 
     /// Adds a fork of the A/B baseline build and rescores the baseline.
-    pub fn add_baseline_fork(&mut self, fork: Fork) {
+    pub(crate) fn add_baseline_fork(&mut self, fork: Fork) {
         self.baseline_forks.push(fork);
         self.baseline_score = Score::from_forks(&self.baseline_forks);
     }
 
     /// Measuring threads or tasks of each fork (1 unless `--threads`).
-    pub fn threads(&self) -> u32 {
+    pub(crate) fn threads(&self) -> u32 {
         self.concurrency.as_ref().map_or(1, |c| c.count)
     }
 
     /// `name[k=v,...]`, or the bare name: see [`case_label`].
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         case_label(&self.name, &self.params, self.threads())
     }
 
     /// `k=v,...` of its params, with `threads=N` when it ran several measurers.
-    pub fn params_text(&self) -> String {
+    pub(crate) fn params_text(&self) -> String {
         params_text(&self.params, self.threads())
     }
 
     /// Number of timed forks that ran, ok or not.
-    pub fn timed_forks(&self) -> usize {
+    pub(crate) fn timed_forks(&self) -> usize {
         self.forks.iter().filter(|f| f.kind == ForkKind::Time).count()
     }
 }

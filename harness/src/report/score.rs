@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Throughput score of a case: statistics over the per-iteration ops/s of every measured
 /// iteration of every fork that finished ok.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
-pub struct Score {
+pub(crate) struct Score {
     /// Always `ops/s`.
     pub unit: String,
     /// Number of iterations.
@@ -32,7 +32,7 @@ pub struct Score {
 
 impl Score {
     /// The score over the ok forks, or `None` when no ok fork measured anything.
-    pub fn from_forks(forks: &[Fork]) -> Option<Score> {
+    pub(crate) fn from_forks(forks: &[Fork]) -> Option<Score> {
         let samples: Vec<f64> = forks
             .iter()
             .filter(|f| f.is_ok_timed())
@@ -55,7 +55,7 @@ impl Score {
 
 /// Allocations per op of a case.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct AllocSummary {
+pub(crate) struct AllocSummary {
     /// Allocations (and reallocations) per op, every thread of the worker.
     pub per_op: f64,
     /// Bytes requested per op.
@@ -64,7 +64,7 @@ pub struct AllocSummary {
 
 impl AllocSummary {
     /// Totals over the measured iterations of ok timed forks; `None` without counts.
-    pub fn from_forks(forks: &[Fork]) -> Option<AllocSummary> {
+    pub(crate) fn from_forks(forks: &[Fork]) -> Option<AllocSummary> {
         let (mut ops, mut allocations, mut bytes) = (0u64, 0u64, 0u64);
         for it in forks.iter().filter(|f| f.is_ok_timed()).flat_map(|f| &f.iterations) {
             let a = it.allocs?;
@@ -79,7 +79,7 @@ impl AllocSummary {
 
 /// Instructions per op of a case, over its instruction forks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct InstructionSummary {
+pub(crate) struct InstructionSummary {
     /// Instruction forks that counted.
     pub forks: usize,
     /// Ops per fork.
@@ -104,12 +104,12 @@ pub struct InstructionSummary {
 
 impl InstructionSummary {
     /// The median per-op count, or the first fork's in reports that predate the median.
-    pub fn median(&self) -> f64 {
+    pub(crate) fn median(&self) -> f64 {
         self.median_per_op.unwrap_or(self.per_op)
     }
 
     /// The summary of the ok instruction forks, if any counted.
-    pub fn from_forks(forks: &[Fork]) -> Option<InstructionSummary> {
+    pub(crate) fn from_forks(forks: &[Fork]) -> Option<InstructionSummary> {
         let counts: Vec<InstructionCount> =
             forks.iter().filter(|f| f.status == ForkStatus::Ok).filter_map(|f| f.instructions).collect();
         let first = *counts.first()?;

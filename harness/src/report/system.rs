@@ -8,7 +8,7 @@ use std::time::Instant;
 
 /// What the machine looked like for measuring.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct SystemChecks {
+pub(crate) struct SystemChecks {
     /// CPU frequency governors in use (`performance`, `powersave`…); null where the kernel
     /// does not expose frequency scaling (common in VMs).
     pub governor: Option<String>,
@@ -41,7 +41,7 @@ fn read(path: impl AsRef<Path>) -> Option<String> {
 
 /// Busy seconds of every CPU from the first line of `/proc/stat` (user, nice, system, irq,
 /// softirq; idle, iowait and steal are not busy).
-pub fn machine_busy_secs(proc_stat: &str, ticks_per_sec: f64) -> Option<f64> {
+pub(crate) fn machine_busy_secs(proc_stat: &str, ticks_per_sec: f64) -> Option<f64> {
     let line = proc_stat.lines().next()?.strip_prefix("cpu ")?;
     let v: Vec<f64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
     let busy = v.first()? + v.get(1)? + v.get(2)? + v.get(5).unwrap_or(&0.0) + v.get(6).unwrap_or(&0.0);
@@ -86,7 +86,7 @@ fn turbo() -> Option<String> {
 
 impl SystemChecks {
     /// Reads the machine's settings and starts counting other processes' CPU time.
-    pub fn collect() -> SystemChecks {
+    pub(crate) fn collect() -> SystemChecks {
         SystemChecks {
             governor: governors(),
             turbo: turbo(),
@@ -98,7 +98,7 @@ impl SystemChecks {
     }
 
     /// Average cores other processes kept busy since [`SystemChecks::collect`].
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if let (Some(a), Some(b)) = (self.start, snapshot()) {
             let wall = b.at.duration_since(a.at).as_secs_f64();
             if wall > 0.5 {
@@ -110,7 +110,7 @@ impl SystemChecks {
 }
 
 /// The warnings a run's metadata calls for, one line each.
-pub fn warnings(meta: &super::Meta) -> Vec<String> {
+pub(crate) fn warnings(meta: &super::Meta) -> Vec<String> {
     let mut w = vec![];
     if let Some(drift) = meta.checkout_at_run.as_ref().and_then(|now| super::meta::source_drift(&meta.git, now)) {
         w.push(drift);

@@ -6,14 +6,14 @@ use std::io::Write;
 use std::path::Path;
 
 /// Writes `report` to `path` so that a reader sees either the old file or the new one, whole.
-pub fn write_atomic(path: &Path, report: &Report) -> anyhow::Result<()> {
+pub(crate) fn write_atomic(path: &Path, report: &Report) -> anyhow::Result<()> {
     let json = serde_json::to_vec_pretty(report)?;
     write_bytes_atomic(path, &json)
 }
 
 /// Writes `bytes` to `path` via a temp file in the same directory and a rename; the file ends
 /// with a newline and is readable by everyone (0644), like any file the user writes.
-pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let dir = parent_dir(path);
     let mut tmp = tempfile::Builder::new()
@@ -32,7 +32,7 @@ pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 /// Makes sure `path` can be written (creating its directory), before anything is measured.
-pub fn check_writable(path: &Path) -> Result<(), String> {
+pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err("it is a directory".into());
     }

@@ -8,7 +8,7 @@ use std::process::Command;
 
 /// Asks the binary at `path` to describe itself (`env --json`) and checks that it speaks this
 /// harness's worker protocol.
-pub fn probe(path: &Path) -> Result<BaselineBuild, BadInput> {
+pub(crate) fn probe(path: &Path) -> Result<BaselineBuild, BadInput> {
     let shown = path.display();
     let out = Command::new(path).args(["env", "--json"]).output().map_err(|e| {
         BadInput(format!(

@@ -41,7 +41,7 @@ fn task() -> Task {
 
 /// Times the canary once (`at` is `start` or `end`) with this build, on the run's CPUs, and
 /// adds the reading to `report.meta.canary`; a failed canary is a warning, not a failed run.
-pub fn measure(report: &mut Report, ctx: &RunContext<'_>, progress: &Progress, at: &str) {
+pub(super) fn measure(report: &mut Report, ctx: &RunContext<'_>, progress: &Progress, at: &str) {
     let task = task();
     let command = [ctx.worker_exe.clone().into_os_string(), "__worker".into()];
     let fork = match spawn::spawn(&command, &task, ctx.pin.as_ref().map(crate::pin::CpuList::cpu_set)) {

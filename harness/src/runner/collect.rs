@@ -3,7 +3,7 @@
 
 use super::spawn::{PipeEvent, Worker};
 use crate::protocol::{IterationKind, Message, PROTOCOL_VERSION, Stage, Task, VerifyPhase};
-use crate::redact::redact;
+use crate::redact;
 use crate::report::{Failure, FailureKind, Fork, ForkStatus, Iteration, latency::ForkLatency};
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
@@ -27,18 +27,24 @@ struct Progress<'a> {
     failure: Option<(FailureKind, String)>,
 }
 
+/// The failure kind a worker's error stage becomes in the report.
+fn failure_kind(stage: Stage) -> FailureKind {
+    match stage {
+        Stage::Task => FailureKind::Task,
+        Stage::Setup => FailureKind::Setup,
+        Stage::Verify => FailureKind::Verify,
+        Stage::Teardown => FailureKind::Teardown,
+        Stage::Panic => FailureKind::Panic,
+        Stage::Server => FailureKind::Server,
+    }
+}
+
 impl Progress<'_> {
     /// Applies one message; an error is a protocol violation.
     fn apply(&mut self, m: &Message) -> Result<(), String> {
         match (self.hello, m) {
             (false, Message::Hello { protocol, pid, harness_version }) => {
-                if *protocol != PROTOCOL_VERSION {
-                    return Err(format!(
-                        "worker speaks protocol {protocol} (harness {harness_version}), this harness speaks {PROTOCOL_VERSION}: rebuild both binaries from the same protocol version"
-                    ));
-                }
-                self.hello = true;
-                self.fork.pid = Some(*pid);
+                self.hello(*protocol, *pid, harness_version)?;
             }
             (false, other) => {
                 return Err(format!("first message must be hello, got {}", kind(other)));
@@ -56,21 +62,15 @@ impl Progress<'_> {
                     Some(if *available { detail.clone() } else { format!("unavailable: {detail}") });
             }
             (true, Message::Iteration { kind, index, ops, nanos, observed, hw, allocs, thread_ops }) => {
-                let (list, expected) = match kind {
-                    IterationKind::Warmup => (&mut self.fork.warmup, self.task.warmup_iterations),
-                    IterationKind::Measure => (&mut self.fork.iterations, self.task.iterations),
-                };
-                if *index as usize != list.len() || *index >= expected {
-                    return Err(format!("unexpected {kind:?} iteration {index}"));
-                }
-                list.push(Iteration {
+                let iteration = Iteration {
                     ops: *ops,
                     nanos: *nanos,
                     observed: observed.clone(),
                     hw: *hw,
                     allocs: *allocs,
                     thread_ops: thread_ops.clone(),
-                });
+                };
+                self.iteration(*kind, *index, iteration)?;
             }
             (true, Message::Latency { ops_per_sample, histogram }) => {
                 if !self.task.sample || self.fork.latency.is_some() {
@@ -87,31 +87,52 @@ impl Progress<'_> {
             (true, Message::Verified { phase: VerifyPhase::After }) => self.verified_after = true,
             (true, Message::Ready) if self.task.lockstep => {}
             (true, Message::Ready) => return Err("a ready message from a worker not run in lockstep".into()),
-            (true, Message::Done) => {
-                let measured = match self.task.instructions {
-                    Some(_) => self.instrumented.is_some(),
-                    None => {
-                        self.fork.iterations.len() == self.task.iterations as usize
-                            && (!self.task.sample || self.fork.latency.is_some())
-                    }
-                };
-                if !self.verified_after || !measured {
-                    return Err("done before every iteration and check was reported".into());
-                }
-                self.done = true;
-            }
+            (true, Message::Done) => self.done()?,
             (true, Message::Error { stage, message }) => {
-                let kind = match stage {
-                    Stage::Task => FailureKind::Task,
-                    Stage::Setup => FailureKind::Setup,
-                    Stage::Verify => FailureKind::Verify,
-                    Stage::Teardown => FailureKind::Teardown,
-                    Stage::Panic => FailureKind::Panic,
-                    Stage::Server => FailureKind::Server,
-                };
-                self.failure.get_or_insert((kind, message.clone()));
+                self.failure.get_or_insert((failure_kind(*stage), message.clone()));
             }
         }
+        Ok(())
+    }
+
+    /// The worker's hello: it must speak this harness's protocol.
+    fn hello(&mut self, protocol: u32, pid: u32, harness_version: &str) -> Result<(), String> {
+        if protocol != PROTOCOL_VERSION {
+            return Err(format!(
+                "worker speaks protocol {protocol} (harness {harness_version}), this harness speaks {PROTOCOL_VERSION}: rebuild both binaries from the same protocol version"
+            ));
+        }
+        self.hello = true;
+        self.fork.pid = Some(pid);
+        Ok(())
+    }
+
+    /// An iteration, which must be the next one of its kind and within the task's count.
+    fn iteration(&mut self, kind: IterationKind, index: u32, iteration: Iteration) -> Result<(), String> {
+        let (list, expected) = match kind {
+            IterationKind::Warmup => (&mut self.fork.warmup, self.task.warmup_iterations),
+            IterationKind::Measure => (&mut self.fork.iterations, self.task.iterations),
+        };
+        if index as usize != list.len() || index >= expected {
+            return Err(format!("unexpected {kind:?} iteration {index}"));
+        }
+        list.push(iteration);
+        Ok(())
+    }
+
+    /// `done`: only after every iteration (or the instrumented ops) and the closing check.
+    fn done(&mut self) -> Result<(), String> {
+        let measured = match self.task.instructions {
+            Some(_) => self.instrumented.is_some(),
+            None => {
+                self.fork.iterations.len() == self.task.iterations as usize
+                    && (!self.task.sample || self.fork.latency.is_some())
+            }
+        };
+        if !self.verified_after || !measured {
+            return Err("done before every iteration and check was reported".into());
+        }
+        self.done = true;
         Ok(())
     }
 }
@@ -132,7 +153,7 @@ fn kind(m: &Message) -> &'static str {
 }
 
 /// Follows `worker` until it ends or is killed; returns the fork record.
-pub fn collect(
+pub(crate) fn collect(
     worker: Worker,
     task: &Task,
     timeout: Duration,
@@ -143,7 +164,7 @@ pub fn collect(
 }
 
 /// A worker being followed: its messages applied to its fork record as they arrive.
-pub struct Collector<'a> {
+pub(crate) struct Collector<'a> {
     worker: Worker,
     p: Progress<'a>,
     started: Instant,
@@ -157,7 +178,7 @@ pub struct Collector<'a> {
 
 impl<'a> Collector<'a> {
     /// Starts following `worker`, which must finish within `timeout`.
-    pub fn new(worker: Worker, task: &'a Task, timeout: Duration) -> Self {
+    pub(crate) fn new(worker: Worker, task: &'a Task, timeout: Duration) -> Self {
         let started = Instant::now();
         let fork = Fork::pending(task.fork_index, Some(worker.child.id()));
         let p = Progress {
@@ -173,13 +194,13 @@ impl<'a> Collector<'a> {
     }
 
     /// Lockstep: lets the worker take its next step (false when it cannot be told).
-    pub fn go(&mut self) -> bool {
+    pub(crate) fn go(&mut self) -> bool {
         !self.ended && self.worker.go()
     }
 
     /// Applies messages until the worker says `ready` (then true, with `until_ready`) or nothing
     /// more will come: its pipe closed, a protocol violation, the timeout or an interrupt.
-    pub fn pump(&mut self, stop: &AtomicBool, on_message: &mut dyn FnMut(&Message), until_ready: bool) -> bool {
+    pub(crate) fn pump(&mut self, stop: &AtomicBool, on_message: &mut dyn FnMut(&Message), until_ready: bool) -> bool {
         while !self.ended {
             if let Some(kind) = stop_reason(stop, self.deadline, self.timeout) {
                 self.kill(kind);
@@ -218,7 +239,7 @@ impl<'a> Collector<'a> {
 
     /// Follows the worker to its end (messages, then its exit status, still under the timeout
     /// and the interrupt flag) and returns the fork record.
-    pub fn finish(mut self, stop: &AtomicBool, on_message: &mut dyn FnMut(&Message)) -> Fork {
+    pub(crate) fn finish(mut self, stop: &AtomicBool, on_message: &mut dyn FnMut(&Message)) -> Fork {
         self.pump(stop, on_message, false);
         let Collector { mut worker, mut p, started, deadline, timeout, killed, .. } = self;
         // A lockstep worker still waiting for a go ends quietly when its stdin closes.

@@ -18,7 +18,13 @@ type Started<'a> = Result<Collector<'a>, Box<Fork>>;
 type OnMessage<'a> = Box<dyn FnMut(&Message) + 'a>;
 
 /// Runs fork pair `pair` of `case` in lockstep; returns each side's fork, in the pair's order.
-pub fn run_pair(ctx: &RunContext<'_>, case: &Case, pair: u32, progress: &Progress, label: &str) -> Vec<(Side, Fork)> {
+pub(super) fn run_pair(
+    ctx: &RunContext<'_>,
+    case: &Case,
+    pair: u32,
+    progress: &Progress,
+    label: &str,
+) -> Vec<(Side, Fork)> {
     let order = pair_order(pair);
     let task = Task { lockstep: true, ..task(case, pair, ctx, None) };
     // Each worker waits while the other measures: it takes about twice a lone fork's time.

@@ -2,16 +2,16 @@
 //! rewrites the report after every fork so an interrupted run keeps everything that finished.
 //! The parent never measures.
 
-pub mod baseline;
+pub(crate) mod baseline;
 mod canary;
-pub mod collect;
+pub(crate) mod collect;
 mod lockstep;
-pub mod spawn;
+pub(crate) mod spawn;
 
 use crate::plan::Case;
 use crate::progress::Progress;
 use crate::protocol::{InstructionTask, PROTOCOL_VERSION, Task};
-use crate::redact::redact;
+use crate::redact;
 use crate::report::{Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, Report, RunStatus, write};
 use crate::stats::sequential::{self, SequentialPlan};
 use std::ffi::OsString;
@@ -21,7 +21,7 @@ use std::time::Duration;
 
 /// What the runner needs besides the cases.
 #[derive(Debug)]
-pub struct RunContext<'a> {
+pub(crate) struct RunContext<'a> {
     /// Binary started in worker mode (normally this one).
     pub worker_exe: PathBuf,
     /// A/B runs: the other build, whose forks alternate with this one's.
@@ -52,7 +52,7 @@ pub struct RunContext<'a> {
 
 /// How instruction forks run.
 #[derive(Debug, Clone)]
-pub struct InstructionSettings {
+pub(crate) struct InstructionSettings {
     /// The valgrind executable.
     pub valgrind: PathBuf,
     /// `--instr-ops`.
@@ -63,7 +63,7 @@ pub struct InstructionSettings {
 
 /// Runs `cases` into `report`, writing it after every fork; returns the final report. A case
 /// with a `skipped` reason is recorded without running. The drift canary runs first and last.
-pub fn run(
+pub(crate) fn run(
     cases: &[Case],
     skipped: &[Option<String>],
     mut report: Report,
@@ -108,7 +108,7 @@ pub fn run(
 
 /// The order of the two builds in fork pair `pair` of an A/B run: A B, then B A, then A B…
 /// (ABBA), so that a drift linear in time weighs on both builds alike.
-pub fn pair_order(pair: u32) -> [Side; 2] {
+pub(crate) fn pair_order(pair: u32) -> [Side; 2] {
     if pair.is_multiple_of(2) { [Side::Baseline, Side::Current] } else { [Side::Current, Side::Baseline] }
 }
 
@@ -209,7 +209,7 @@ fn report_fork_end(progress: &Progress, label: &str, fork: &Fork, forks: u32) {
 
 /// Which build a fork ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
+pub(crate) enum Side {
     /// This harness binary.
     Current,
     /// `--baseline-bin`.
@@ -282,7 +282,7 @@ fn spawn_failed(task: &Task, message: String) -> Fork {
 
 /// The instructions of the measured ops: the sum over every dump the worker requested
 /// (`harness-measure`, one per instrumented window) among the callgrind output files in `dir`.
-pub fn callgrind_total(dir: &std::path::Path) -> anyhow::Result<u64> {
+pub(crate) fn callgrind_total(dir: &std::path::Path) -> anyhow::Result<u64> {
     let (mut total, mut dumps) = (0u64, 0);
     for entry in std::fs::read_dir(dir)? {
         let text = std::fs::read_to_string(entry?.path())?;
@@ -347,7 +347,7 @@ fn server_failed(b: &Benchmark) -> bool {
 }
 
 /// True when any case was skipped or any fork of any case failed.
-pub fn any_failed(report: &Report) -> bool {
+pub(crate) fn any_failed(report: &Report) -> bool {
     report
         .benchmarks
         .iter()

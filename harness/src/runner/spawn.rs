@@ -13,7 +13,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 
 /// Environment variables a worker inherits; everything else is dropped.
-pub const ENV_WHITELIST: &[&str] = &[
+pub(crate) const ENV_WHITELIST: &[&str] = &[
     "PATH",
     "HOME",
     "USER",
@@ -29,12 +29,12 @@ pub const ENV_WHITELIST: &[&str] = &[
 
 /// Longest line accepted on the result pipe.
 const MAX_LINE: usize = 1 << 20;
-/// Bytes of stdout and stderr kept per worker.
+/// Bytes of stderr kept per worker.
 const TAIL_BYTES: usize = 8 * 1024;
 
 /// What the result-pipe reader thread sees.
 #[derive(Debug)]
-pub enum PipeEvent {
+pub(crate) enum PipeEvent {
     /// One line, newline removed.
     Line(String),
     /// A line longer than the limit, or not UTF-8.
@@ -45,7 +45,7 @@ pub enum PipeEvent {
 
 /// The last bytes written to one of the worker's output streams.
 #[derive(Debug, Clone, Default)]
-pub struct Tail(Arc<Mutex<(VecDeque<u8>, u64)>>);
+pub(crate) struct Tail(Arc<Mutex<(VecDeque<u8>, u64)>>);
 
 impl Tail {
     fn push(&self, bytes: &[u8]) {
@@ -59,7 +59,7 @@ impl Tail {
     }
 
     /// The kept bytes as text, at most `lines` last lines.
-    pub fn text(&self, lines: usize) -> String {
+    pub(crate) fn text(&self, lines: usize) -> String {
         let g = self.0.lock().expect("tail lock");
         let (a, b) = g.0.as_slices();
         let s = String::from_utf8_lossy(&[a, b].concat()).into_owned();
@@ -70,27 +70,25 @@ impl Tail {
 
 /// A running worker.
 #[derive(Debug)]
-pub struct Worker {
+pub(crate) struct Worker {
     /// The child process; its pid is also its process group id.
     pub child: Child,
     /// Lines from the result pipe.
     pub events: Receiver<PipeEvent>,
     /// Tail of stderr.
     pub stderr: Tail,
-    /// Tail of stdout.
-    pub stdout: Tail,
     /// A lockstep worker's stdin, where each go byte lets it take one step.
     pub stdin: Option<std::process::ChildStdin>,
 }
 
 impl Worker {
     /// Lets a lockstep worker take its next step; false when it can no longer be told.
-    pub fn go(&mut self) -> bool {
+    pub(crate) fn go(&mut self) -> bool {
         self.stdin.as_mut().is_some_and(|s| s.write_all(b"g").and_then(|()| s.flush()).is_ok())
     }
 
     /// Kills the worker's whole process group (the worker and anything it started).
-    pub fn kill_group(&self) {
+    pub(crate) fn kill_group(&self) {
         let pgid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
     }
@@ -98,7 +96,7 @@ impl Worker {
 
 /// Starts `command` (a harness binary's `__worker` mode, possibly wrapped in valgrind), hands
 /// it `task` on stdin, and starts the reader threads; `pin` restricts it to those CPUs.
-pub fn spawn(command: &[OsString], task: &Task, pin: Option<libc::cpu_set_t>) -> std::io::Result<Worker> {
+pub(crate) fn spawn(command: &[OsString], task: &Task, pin: Option<libc::cpu_set_t>) -> std::io::Result<Worker> {
     let (program, args) = command.split_first().ok_or_else(|| std::io::Error::other("empty worker command"))?;
     let (read_end, write_end): (OwnedFd, OwnedFd) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
     let mut cmd = Command::new(program);
@@ -134,10 +132,12 @@ pub fn spawn(command: &[OsString], task: &Task, pin: Option<libc::cpu_set_t>) ->
     }
     // Only a lockstep worker reads on after its task, one go byte per step.
     let stdin = stdin.filter(|_| task.lockstep);
-    let stdout = drain(child.stdout.take().expect("piped stdout"));
+    // Stdout is drained so a chatty workload never blocks on a full pipe; only stderr's tail
+    // is kept for the failure record.
+    drain(child.stdout.take().expect("piped stdout"));
     let stderr = drain(child.stderr.take().expect("piped stderr"));
     let events = read_lines(std::fs::File::from(read_end));
-    Ok(Worker { child, events, stderr, stdout, stdin })
+    Ok(Worker { child, events, stderr, stdin })
 }
 
 /// In the child: put the result pipe on fd 3, die with the parent.

@@ -13,7 +13,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// A test of "no difference" between the two sides, on the log scale.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ForkTest {
+pub(crate) struct ForkTest {
     /// Geometric-mean ratio new/base.
     pub ratio: f64,
     /// Lower bound of the ratio's interval.
@@ -30,12 +30,12 @@ pub struct ForkTest {
 
 impl ForkTest {
     /// Whether the interval lies wholly outside `1 ± band` (a decided difference).
-    pub fn outside_band(&self, band: f64) -> bool {
+    pub(crate) fn outside_band(&self, band: f64) -> bool {
         self.upper < 1.0 - band || self.lower > 1.0 + band
     }
 
     /// Whether the interval lies wholly inside `1 ± band` (a decided "no change").
-    pub fn inside_band(&self, band: f64) -> bool {
+    pub(crate) fn inside_band(&self, band: f64) -> bool {
         self.lower >= 1.0 - band && self.upper <= 1.0 + band
     }
 }
@@ -68,7 +68,7 @@ fn t_result(diff: f64, se: f64, df: f64, confidence: f64, units: (usize, usize))
 /// Welch's t-test on the logs of the fork values of two separate runs; the ratio is new/base.
 /// `None` with fewer than two forks on either side or a non-positive mean.
 /// Matches `scipy.stats.ttest_ind(log(new), log(base), equal_var=False)`.
-pub fn welch(base: &[f64], new: &[f64], confidence: f64) -> Option<ForkTest> {
+pub(crate) fn welch(base: &[f64], new: &[f64], confidence: f64) -> Option<ForkTest> {
     let (b, n) = (logs(base)?, logs(new)?);
     if b.len() < 2 || n.len() < 2 {
         return None;
@@ -83,7 +83,7 @@ pub fn welch(base: &[f64], new: &[f64], confidence: f64) -> Option<ForkTest> {
 
 /// The paired t-test on the log of each pair's ratio new/base (`ratios`, one per fork pair).
 /// `None` with fewer than two pairs. Matches `scipy.stats.ttest_1samp(log(ratios), 0)`.
-pub fn paired(ratios: &[f64], confidence: f64) -> Option<ForkTest> {
+pub(crate) fn paired(ratios: &[f64], confidence: f64) -> Option<ForkTest> {
     let d = logs(ratios)?;
     if d.len() < 2 {
         return None;

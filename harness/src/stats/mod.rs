@@ -2,18 +2,18 @@
 //!
 //! No I/O here; every function is tested against published values.
 
-pub mod fork_test;
-pub mod sequential;
-pub mod spread;
+pub(crate) mod fork_test;
+pub(crate) mod sequential;
+pub(crate) mod spread;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Confidence level of the reported `error`, as JMH reports it.
-pub const CONFIDENCE: f64 = 0.999;
+pub(crate) const CONFIDENCE: f64 = 0.999;
 
 /// Summary of a sample: the numbers a score reports.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Sample size.
     pub n: usize,
     /// Arithmetic mean.
@@ -29,7 +29,7 @@ pub struct Summary {
 }
 
 /// Summarizes the finite values of `xs`; `None` when there are none.
-pub fn summarize(xs: &[f64]) -> Option<Summary> {
+pub(crate) fn summarize(xs: &[f64]) -> Option<Summary> {
     let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
     if v.is_empty() {
         return None;
@@ -42,7 +42,7 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
 }
 
 /// Sample standard deviation around `mean`; NaN for fewer than two values.
-pub fn stdev(xs: &[f64], mean: f64) -> f64 {
+pub(crate) fn stdev(xs: &[f64], mean: f64) -> f64 {
     if xs.len() < 2 {
         return f64::NAN;
     }
@@ -51,7 +51,7 @@ pub fn stdev(xs: &[f64], mean: f64) -> f64 {
 }
 
 /// The `p` quantile of Student's t distribution with `df` degrees of freedom.
-pub fn student_t_quantile(p: f64, df: f64) -> f64 {
+pub(crate) fn student_t_quantile(p: f64, df: f64) -> f64 {
     match StudentsT::new(0.0, 1.0, df) {
         Ok(t) => t.inverse_cdf(p),
         Err(_) => f64::NAN,
@@ -60,7 +60,7 @@ pub fn student_t_quantile(p: f64, df: f64) -> f64 {
 
 /// Half-width of the two-sided `confidence` interval of the mean, as JMH computes it:
 /// `t(1 - (1 - confidence) / 2, n - 1) * stdev / sqrt(n)`; `None` when `n <= 2`, as in JMH.
-pub fn mean_error(s: &Summary, confidence: f64) -> Option<f64> {
+pub(crate) fn mean_error(s: &Summary, confidence: f64) -> Option<f64> {
     if s.n <= 2 || !s.stdev.is_finite() {
         return None;
     }

@@ -22,7 +22,7 @@ const SEED: u64 = 0x706f_636f_636b;
 
 /// How a sequential comparison looks and at what level.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SequentialPlan {
+pub(crate) struct SequentialPlan {
     /// The overall false-alarm rate.
     pub alpha: f64,
     /// First look, in fork pairs.
@@ -35,7 +35,7 @@ pub struct SequentialPlan {
 
 impl SequentialPlan {
     /// The plan for looks after every pair from `min_pairs` to `max_pairs` (at least 2).
-    pub fn new(alpha: f64, min_pairs: usize, max_pairs: usize) -> SequentialPlan {
+    pub(crate) fn new(alpha: f64, min_pairs: usize, max_pairs: usize) -> SequentialPlan {
         let min_pairs = min_pairs.max(2);
         let max_pairs = max_pairs.max(min_pairs);
         SequentialPlan { alpha, min_pairs, max_pairs, nominal_alpha: nominal_alpha(alpha, min_pairs, max_pairs) }
@@ -45,7 +45,7 @@ impl SequentialPlan {
 /// Why a `--forks auto` case stopped adding fork pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum SequentialStop {
+pub(crate) enum SequentialStop {
     /// The interval of the ratio lay wholly outside the noise band: a difference.
     OutsideBand,
     /// The interval lay wholly inside the noise band: no change.
@@ -56,7 +56,7 @@ pub enum SequentialStop {
 
 /// The paired test of `ratios` at the plan's nominal level, and why to stop (`None`: run
 /// another pair).
-pub fn decide(ratios: &[f64], plan: &SequentialPlan, band: f64) -> (Option<ForkTest>, Option<SequentialStop>) {
+pub(crate) fn decide(ratios: &[f64], plan: &SequentialPlan, band: f64) -> (Option<ForkTest>, Option<SequentialStop>) {
     let test = paired(ratios, 1.0 - plan.nominal_alpha);
     let stop = match test {
         _ if ratios.len() < plan.min_pairs => None,
@@ -106,7 +106,7 @@ fn crossing_rate(sims: &[Vec<f64>], critical: &[f64]) -> f64 {
 
 /// The level each look of a paired t-test at `min..=max` pairs tests at so that the chance of
 /// a false alarm at any look is `alpha` (Pocock's constant nominal level).
-pub fn nominal_alpha(alpha: f64, min: usize, max: usize) -> f64 {
+pub(crate) fn nominal_alpha(alpha: f64, min: usize, max: usize) -> f64 {
     if min >= max {
         return alpha;
     }

@@ -7,7 +7,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// The split of variance between forks and within forks (one-way random-effects ANOVA).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct VarianceSplit {
+pub(crate) struct VarianceSplit {
     /// Variance of iterations around their fork's mean (the ANOVA's mean square within).
     pub within: f64,
     /// Variance component of the fork means (0 when the forks agree better than chance).
@@ -16,7 +16,7 @@ pub struct VarianceSplit {
 
 impl VarianceSplit {
     /// Share of the total variance that lies between forks, 0 to 1.
-    pub fn between_share(&self) -> f64 {
+    pub(crate) fn between_share(&self) -> f64 {
         let total = self.within + self.between;
         if total > 0.0 { self.between / total } else { 0.0 }
     }
@@ -24,7 +24,7 @@ impl VarianceSplit {
 
 /// The variance split of `groups`; `None` with fewer than two non-empty forks or no
 /// within-fork degrees of freedom.
-pub fn variance_split(groups: &[Vec<f64>]) -> Option<VarianceSplit> {
+pub(crate) fn variance_split(groups: &[Vec<f64>]) -> Option<VarianceSplit> {
     let groups: Vec<&Vec<f64>> = groups.iter().filter(|g| !g.is_empty()).collect();
     let k = groups.len();
     let n: usize = groups.iter().map(|g| g.len()).sum();
@@ -46,7 +46,7 @@ pub fn variance_split(groups: &[Vec<f64>]) -> Option<VarianceSplit> {
 
 /// A linear trend of the samples against their iteration index within each fork.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Trend {
+pub(crate) struct Trend {
     /// Change per iteration (pooled within-fork least-squares slope).
     pub slope: f64,
     /// Standard error of the slope.
@@ -57,7 +57,7 @@ pub struct Trend {
 
 /// The pooled within-fork trend of `groups`; `None` with too few iterations to fit one.
 /// For a single fork this is ordinary least squares (`scipy.stats.linregress`).
-pub fn trend(groups: &[Vec<f64>]) -> Option<Trend> {
+pub(crate) fn trend(groups: &[Vec<f64>]) -> Option<Trend> {
     let (mut sxx, mut sxy, mut syy, mut n, mut k) = (0.0, 0.0, 0.0, 0usize, 0usize);
     for g in groups.iter().filter(|g| g.len() >= 2) {
         let len = g.len() as f64;
@@ -88,12 +88,12 @@ pub fn trend(groups: &[Vec<f64>]) -> Option<Trend> {
 }
 
 /// Threshold of the modified z-score above which a sample is an outlier (Iglewicz and Hoaglin).
-pub const OUTLIER_Z: f64 = 3.5;
+pub(crate) const OUTLIER_Z: f64 = 3.5;
 
 /// Indices of the outliers of `xs` by the modified z-score `0.6745 (x - median) / MAD` above
 /// [`OUTLIER_Z`] in absolute value, the rule hyperfine uses. With a MAD of zero every value
 /// off the median is an outlier.
-pub fn outliers(xs: &[f64]) -> Vec<usize> {
+pub(crate) fn outliers(xs: &[f64]) -> Vec<usize> {
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         let n = v.len();
@@ -112,7 +112,7 @@ pub fn outliers(xs: &[f64]) -> Vec<usize> {
 /// Forks needed so that the `confidence` interval of the mean of fork means is within
 /// `precision` (a fraction, 0.01 for ±1%) of the mean, from the spread of `fork_means`
 /// (as pyperf estimates it). `None` with fewer than two forks or a mean of zero.
-pub fn forks_needed(fork_means: &[f64], precision: f64, confidence: f64) -> Option<u32> {
+pub(crate) fn forks_needed(fork_means: &[f64], precision: f64, confidence: f64) -> Option<u32> {
     let s = super::summarize(fork_means)?;
     if s.n < 2 || s.mean == 0.0 || !s.stdev.is_finite() {
         return None;

@@ -50,35 +50,35 @@ fn request(default: u64, _request: u64, _arg1: u64) -> u64 {
 }
 
 /// Whether the process runs under valgrind (0 on a real CPU).
-pub fn running_on_valgrind() -> bool {
+pub(crate) fn running_on_valgrind() -> bool {
     request(0, RUNNING_ON_VALGRIND, 0) > 0
 }
 
 /// Zeroes every counter.
-pub fn zero() {
+pub(crate) fn zero() {
     request(0, ZERO_STATS, 0);
 }
 
 /// Turns instrumentation on for the whole process. Unlike `TOGGLE_COLLECT`, whose state
 /// callgrind keeps per thread, this counts the work of every thread, the op's helpers included.
-pub fn start_instrumentation() {
+pub(crate) fn start_instrumentation() {
     request(0, START_INSTRUMENTATION, 0);
 }
 
 /// Turns instrumentation off for the whole process: nothing is counted until the next start.
-pub fn stop_instrumentation() {
+pub(crate) fn stop_instrumentation() {
     request(0, STOP_INSTRUMENTATION, 0);
 }
 
 /// Dumps the counts of the window that is ending as `harness-measure` (callgrind zeroes them
 /// with the dump), then stops instrumentation: stopping discards what was not dumped.
-pub fn dump_measure_and_stop() {
+pub(crate) fn dump_measure_and_stop() {
     dump(c"harness-measure");
     stop_instrumentation();
 }
 
 /// Writes the counters so far as a dump named `reason`.
-pub fn dump(reason: &std::ffi::CStr) {
+pub(crate) fn dump(reason: &std::ffi::CStr) {
     request(0, DUMP_STATS_AT, reason.as_ptr() as u64);
 }
 

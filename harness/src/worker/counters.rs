@@ -7,20 +7,20 @@ use perf_event::Builder;
 use perf_event::events::Hardware;
 
 /// Open counters for the measuring process.
-pub struct HwCounters {
+pub(crate) struct HwCounters {
     instructions: perf_event::Counter,
     cycles: perf_event::Counter,
 }
 
 impl HwCounters {
     /// Opens both counters, disabled; or says why they cannot be had here.
-    pub fn open() -> Result<HwCounters, String> {
+    pub(crate) fn open() -> Result<HwCounters, String> {
         let open = |event| Builder::new(event).inherit(true).enabled(false).build().map_err(|e| explain(&e));
         Ok(HwCounters { instructions: open(Hardware::INSTRUCTIONS)?, cycles: open(Hardware::CPU_CYCLES)? })
     }
 
     /// Zeroes and starts both counters.
-    pub fn start(&mut self) {
+    pub(crate) fn start(&mut self) {
         for c in [&mut self.instructions, &mut self.cycles] {
             let _ = c.reset();
             let _ = c.enable();
@@ -28,7 +28,7 @@ impl HwCounters {
     }
 
     /// Stops both counters and reads `(instructions, cycles)`.
-    pub fn stop(&mut self) -> Option<(u64, u64)> {
+    pub(crate) fn stop(&mut self) -> Option<(u64, u64)> {
         let _ = self.instructions.disable();
         let _ = self.cycles.disable();
         Some((self.instructions.read().ok()?, self.cycles.read().ok()?))
@@ -36,7 +36,7 @@ impl HwCounters {
 }
 
 /// Why `perf_event_open` failed, with the fix where there is one.
-pub fn explain(e: &std::io::Error) -> String {
+pub(crate) fn explain(e: &std::io::Error) -> String {
     match e.raw_os_error() {
         Some(libc::ENOENT) | Some(libc::ENODEV) => {
             format!("no hardware counters on this machine (perf_event_open: {e}; a VM without a virtual PMU)")

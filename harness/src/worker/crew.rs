@@ -12,7 +12,7 @@ use workloads::{Bench, Concurrent, IterationPlan, TaskRun, run_iteration};
 
 /// What an iteration of every measurer added up to.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Ops of all measurers.
     pub ops: u64,
     /// From the first measurer's start to the last one's end.
@@ -42,7 +42,7 @@ fn combine(runs: Vec<TaskRun>) -> Outcome {
 type Reply = Result<TaskRun, Box<dyn Any + Send>>;
 
 /// N OS threads, each holding a [`Bench`], parked between iterations.
-pub struct Threads {
+pub(crate) struct Threads {
     orders: Vec<Sender<Option<IterationPlan>>>,
     replies: Receiver<(usize, Reply)>,
     handles: Vec<JoinHandle<()>>,
@@ -50,7 +50,7 @@ pub struct Threads {
 
 impl Threads {
     /// Starts one thread per bench.
-    pub fn start(benches: Vec<Box<dyn Bench>>) -> Threads {
+    pub(crate) fn start(benches: Vec<Box<dyn Bench>>) -> Threads {
         let barrier = Arc::new(Barrier::new(benches.len()));
         let (reply_tx, replies) = channel();
         let (mut orders, mut handles) = (vec![], vec![]);
@@ -107,7 +107,7 @@ impl Drop for Threads {
 }
 
 /// The measurers of a fork.
-pub enum Crew {
+pub(crate) enum Crew {
     /// The worker's own thread.
     Single(Box<dyn Bench>),
     /// OS threads (blocking workloads).
@@ -118,7 +118,7 @@ pub enum Crew {
 
 impl Crew {
     /// Runs one iteration of every measurer.
-    pub fn run(&mut self, plan: IterationPlan) -> Outcome {
+    pub(crate) fn run(&mut self, plan: IterationPlan) -> Outcome {
         match self {
             Crew::Single(bench) => combine(vec![run_iteration(bench.as_mut(), plan)]),
             Crew::Threads(t) => t.run(plan),
@@ -128,7 +128,7 @@ impl Crew {
 }
 
 /// Ops per timed sample: 1 for ops of a microsecond or more, else a group lasting about one.
-pub fn ops_per_sample(op_nanos: f64, batch: u64) -> u64 {
+pub(crate) fn ops_per_sample(op_nanos: f64, batch: u64) -> u64 {
     if !op_nanos.is_finite() || op_nanos >= 1000.0 {
         return 1;
     }

@@ -12,7 +12,7 @@ use workloads::Bench;
 const MAX_BATCH: u64 = 1 << 40;
 
 /// Measures the cost of one `Instant::now()` (the best of several rounds).
-pub fn clock_read_nanos() -> f64 {
+pub(crate) fn clock_read_nanos() -> f64 {
     const READS: u32 = 1000;
     (0..5)
         .map(|_| {
@@ -27,14 +27,14 @@ pub fn clock_read_nanos() -> f64 {
 
 /// How long one batch should last: a thousandth of the iteration, at least 100 clock reads (so the
 /// clock costs under 1%) and at most a tenth of the iteration.
-pub fn batch_target(iteration: Duration, clock_read_nanos: f64) -> Duration {
+pub(crate) fn batch_target(iteration: Duration, clock_read_nanos: f64) -> Duration {
     let floor = Duration::from_nanos((clock_read_nanos.max(1.0) * 100.0).ceil() as u64);
     let ceiling = (iteration / 10).max(floor);
     (iteration / 1000).clamp(floor, ceiling)
 }
 
 /// The batch size whose run lasts at least `target`: grows from one op until a batch does.
-pub fn calibrate(bench: &mut dyn Bench, target: Duration) -> u64 {
+pub(crate) fn calibrate(bench: &mut dyn Bench, target: Duration) -> u64 {
     let mut n: u64 = 1;
     let timed = |bench: &mut dyn Bench, n: u64| {
         let start = Instant::now();
@@ -59,7 +59,7 @@ pub fn calibrate(bench: &mut dyn Bench, target: Duration) -> u64 {
 
 /// For workloads that reset before every op: runs reset-then-op until `time` of wall clock has
 /// passed; returns `(ops, nanos spent in the ops alone)`. Each op's time goes to `samples`.
-pub fn reset_iteration(bench: &mut dyn Bench, time: Duration, samples: &mut Vec<u64>) -> (u64, u64) {
+pub(crate) fn reset_iteration(bench: &mut dyn Bench, time: Duration, samples: &mut Vec<u64>) -> (u64, u64) {
     let (mut ops, mut nanos) = (0u64, 0u64);
     let start = Instant::now();
     loop {

@@ -3,10 +3,10 @@
 //! It never writes files and never reads the clock outside the timed loop's batch boundaries.
 //! Every failure becomes one `error` message naming the stage, then a non-zero exit.
 
-pub mod callgrind;
-pub mod counters;
-pub mod crew;
-pub mod measure;
+pub(crate) mod callgrind;
+pub(crate) mod counters;
+pub(crate) mod crew;
+pub(crate) mod measure;
 
 use crate::protocol::{
     AllocCount, HwCount, IterationKind, Message, PROTOCOL_VERSION, RESULT_FD, Stage, Task, VerifyPhase,

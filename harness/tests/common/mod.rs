@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 /// The harness binary built for these tests.
-pub fn harness() -> assert_cmd::Command {
+pub(crate) fn harness() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("harness").expect("harness binary");
     for var in [
         "HARNESS_FORKS",
@@ -23,14 +23,14 @@ pub fn harness() -> assert_cmd::Command {
 }
 
 /// A fresh report path in its own temp dir (kept alive by the returned guard).
-pub fn report_path() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn report_path() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("report.json");
     (dir, path)
 }
 
 /// Runs `harness run <args> --out <tmp> --quiet`; returns the output and the parsed report.
-pub fn run(args: &[&str]) -> (Output, Value) {
+pub(crate) fn run(args: &[&str]) -> (Output, Value) {
     let (_dir, path) = report_path();
     let out = harness().arg("run").args(args).arg("--out").arg(&path).arg("--quiet").output().unwrap();
     let report = read_report(&path);
@@ -38,13 +38,13 @@ pub fn run(args: &[&str]) -> (Output, Value) {
 }
 
 /// Parses a report file (panics with its text when it is not JSON).
-pub fn read_report(path: &Path) -> Value {
+pub(crate) fn read_report(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("no report at {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("report is not JSON ({e}): {text}"))
 }
 
 /// The benchmark called `name` in a report.
-pub fn bench<'a>(report: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn bench<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["benchmarks"]
         .as_array()
         .unwrap()
@@ -54,12 +54,12 @@ pub fn bench<'a>(report: &'a Value, name: &str) -> &'a Value {
 }
 
 /// The exit code of an output.
-pub fn code(out: &Output) -> i32 {
+pub(crate) fn code(out: &Output) -> i32 {
     out.status.code().expect("exited normally")
 }
 
 /// Whether process `pid` is alive (a zombie counts as gone).
-pub fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
         Err(_) => false,
@@ -67,7 +67,7 @@ pub fn alive(pid: u32) -> bool {
 }
 
 /// Direct children of `pid`, from /proc.
-pub fn children(pid: u32) -> Vec<u32> {
+pub(crate) fn children(pid: u32) -> Vec<u32> {
     let mut out = vec![];
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -87,7 +87,7 @@ pub fn children(pid: u32) -> Vec<u32> {
 
 /// Parses `compare --json` output and validates it against the committed JSON Schema.
 #[allow(dead_code)]
-pub fn compare_json(stdout: &[u8]) -> Value {
+pub(crate) fn compare_json(stdout: &[u8]) -> Value {
     let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/compare.v2.json");
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
     let doc: Value = serde_json::from_slice(stdout).expect("compare --json prints JSON");

@@ -6,7 +6,7 @@
 use workloads::{Bench, Params, Phase, Prepared, SetupContext, registry};
 
 /// In-process cases (no server), as `(workload, params)`; unnamed params take their first default.
-pub const CASES: &[(&str, &[(&str, &str)])] = &[
+pub(crate) const CASES: &[(&str, &[(&str, &str)])] = &[
     ("baseline/noop", &[]),
     ("baseline/busy_loop", &[("work", "100")]),
     ("cache/moka_hit", &[("cache_size", "1000")]),
@@ -18,17 +18,17 @@ pub const CASES: &[(&str, &[(&str, &str)])] = &[
 ];
 
 /// A case set up and checked, ready to measure: keep `prepared` alive while `bench` runs.
-pub struct Ready {
+pub(crate) struct Ready {
     /// `name[k=v,...]`, as the harness labels the case.
-    pub label: String,
+    pub(crate) label: String,
     /// The workload state.
-    pub prepared: Box<dyn Prepared>,
+    pub(crate) prepared: Box<dyn Prepared>,
     /// The measuring handle.
-    pub bench: Box<dyn Bench>,
+    pub(crate) bench: Box<dyn Bench>,
 }
 
 /// Sets up `name` with `given` params (defaults for the rest) and runs its check.
-pub fn ready(name: &str, given: &[(&str, &str)]) -> Ready {
+pub(crate) fn ready(name: &str, given: &[(&str, &str)]) -> Ready {
     let def = registry::find(name).unwrap_or_else(|| panic!("no workload {name}"));
     let params = Params(
         def.params

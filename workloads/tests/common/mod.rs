@@ -8,17 +8,17 @@ use workloads::def::DEFAULT_DATABASE_URL;
 use workloads::redact::redact;
 
 /// The PostgreSQL URL the tests use: `DATABASE_URL` or the default.
-pub fn database_url() -> String {
+pub(crate) fn database_url() -> String {
     std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_DATABASE_URL.into())
 }
 
 /// Whether this run is CI.
-pub fn in_ci() -> bool {
+pub(crate) fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 /// `Some(url)` when PostgreSQL answers; `None` (with a SKIPPED line) outside CI; a panic in CI.
-pub fn postgres() -> Option<String> {
+pub(crate) fn postgres() -> Option<String> {
     let url = database_url();
     let mut config: postgres::Config = url.parse().expect("DATABASE_URL parses");
     config.connect_timeout(std::time::Duration::from_secs(3));
@@ -35,12 +35,12 @@ pub fn postgres() -> Option<String> {
 }
 
 /// The Redis URL the tests use: `REDIS_URL` or the default.
-pub fn redis_url() -> String {
+pub(crate) fn redis_url() -> String {
     std::env::var("REDIS_URL").unwrap_or_else(|_| workloads::redis::DEFAULT_REDIS_URL.into())
 }
 
 /// `Some(url)` when Redis answers PING; `None` (with a SKIPPED line) outside CI; a panic in CI.
-pub fn redis() -> Option<String> {
+pub(crate) fn redis() -> Option<String> {
     let url = redis_url();
     let reachable = redis::Client::open(url.as_str())
         .and_then(|c| c.get_connection_with_timeout(std::time::Duration::from_secs(3)))

@@ -57,7 +57,7 @@ const ONE_RUN: &str = "One run per side cannot tell a change of the code from a 
 const PAIR_RATIO: &str = "the median ratio of its side-by-side iterations, or of its forks' medians";
 
 /// What the verdicts mean and what to watch out for, printed under the table.
-pub fn legend(c: &Comparison) -> String {
+pub(crate) fn legend(c: &Comparison) -> String {
     let band = c.options.noise_band_pct;
     let mut out = match (&c.sequential, c.paired) {
         (Some(p), _) => format!(
@@ -111,7 +111,7 @@ pub fn legend(c: &Comparison) -> String {
 }
 
 /// Counts of the verdicts, one line.
-pub fn summary_line(c: &Comparison) -> String {
+pub(crate) fn summary_line(c: &Comparison) -> String {
     let count = |v: Verdict| c.rows.iter().filter(|r| r.verdict == v).count();
     let looks = count(Verdict::LooksSlower) + count(Verdict::LooksFaster);
     let (slower, faster, unchanged) = (count(Verdict::Slower), count(Verdict::Faster), count(Verdict::WithinBand));
@@ -123,7 +123,7 @@ pub fn summary_line(c: &Comparison) -> String {
 }
 
 /// The `compare --json` document of this comparison, with the gate's `decision`.
-pub fn to_json(c: &Comparison, decision: json::Decision) -> json::Document {
+pub(crate) fn to_json(c: &Comparison, decision: json::Decision) -> json::Document {
     let cases = c
         .rows
         .iter()
@@ -158,7 +158,7 @@ pub fn to_json(c: &Comparison, decision: json::Decision) -> json::Document {
 }
 
 /// A plain-text table.
-pub fn render_text(c: &Comparison) -> String {
+pub(crate) fn render_text(c: &Comparison) -> String {
     let painted = |r: &Row| {
         let mut cells = cells(r, c);
         cells[VERDICT] = crate::format::paint(std::mem::take(&mut cells[VERDICT]), r.verdict.tone());
@@ -169,7 +169,7 @@ pub fn render_text(c: &Comparison) -> String {
 }
 
 /// A Markdown table with a one-line verdict, for a CI job summary.
-pub fn render_markdown(c: &Comparison) -> String {
+pub(crate) fn render_markdown(c: &Comparison) -> String {
     let mut out = format!("**{}** in throughput.\n\n", summary_line(c));
     let h = header(c);
     out.push_str(&format!("| {} |\n|---|{}\n", h.join(" | "), "---:|".repeat(h.len() - 1)));

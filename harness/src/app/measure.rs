@@ -1,0 +1,270 @@
+//! `harness run`: from the command line to the settings, the checks and the runner.
+
+use super::Selected;
+use crate::cli::{ForkCount, RunArgs};
+use crate::plan::{self, Case, Configuration};
+use crate::progress::Progress;
+use crate::report::meta::{RunSettings, SequentialSettings};
+use crate::report::{CaseSettings, Meta, Report, RunStatus, SCHEMA_VERSION, write};
+use crate::runner::{self, InstructionSettings, RunContext};
+use crate::stats::sequential::SequentialPlan;
+use crate::{BadInput, EXIT_FAILED, EXIT_INTERRUPTED, summary};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Fork pairs of an A/B run when `--forks` is not given: enough for the paired test to answer.
+const DEFAULT_AB_FORKS: u32 = 5;
+/// `--min-forks` and `--max-forks` when not given.
+const DEFAULT_AUTO_FORKS: (u32, u32) = (5, 30);
+
+/// `--forks auto`: the recorded budget and the plan its looks test by.
+type Sequential = (SequentialSettings, SequentialPlan);
+
+/// The forks per case (the budget with `--forks auto`) and the sequential plan, checked.
+fn forks(args: &RunArgs) -> Result<(u32, Option<Sequential>), BadInput> {
+    let ab = args.baseline_bin.is_some();
+    if args.forks != Some(ForkCount::Auto) && (args.min_forks.is_some() || args.max_forks.is_some()) {
+        return Err(BadInput("--min-forks and --max-forks set the budget of --forks auto: add --forks auto".into()));
+    }
+    match args.forks {
+        Some(ForkCount::Auto) if !ab => Err(BadInput(
+            "--forks auto adds fork pairs until an A/B comparison is decided: add --baseline-bin PATH, or give --forks a number"
+                .into(),
+        )),
+        Some(ForkCount::Auto) => {
+            let min_forks = args.min_forks.unwrap_or(DEFAULT_AUTO_FORKS.0);
+            let max_forks = args.max_forks.unwrap_or(DEFAULT_AUTO_FORKS.1);
+            if max_forks < min_forks {
+                return Err(BadInput(format!(
+                    "--max-forks {max_forks} is below --min-forks {min_forks}: raise --max-forks"
+                )));
+            }
+            let plan = SequentialPlan::new(args.alpha, min_forks as usize, max_forks as usize);
+            let settings = SequentialSettings {
+                min_forks,
+                max_forks,
+                alpha: args.alpha,
+                nominal_alpha: plan.nominal_alpha,
+                noise_band_pct: args.noise_band,
+            };
+            Ok((max_forks, Some((settings, plan))))
+        }
+        Some(ForkCount::Fixed(n)) => Ok((n, None)),
+        None if ab => Ok((DEFAULT_AB_FORKS, None)),
+        None => Ok((plan::DEFAULT_FORKS, None)),
+    }
+}
+
+/// Resolves settings: flag (or HARNESS_* env) first, then the configuration, then release defaults.
+fn settings(args: &RunArgs, config: &Configuration, forks: u32) -> CaseSettings {
+    let d = &config.defaults;
+    let time = args.time.or(d.time).unwrap_or(plan::DEFAULT_TIME);
+    let warmup_time = args.warmup_time.or(d.warmup_time).unwrap_or(time);
+    let warmup_iterations = args.warmup.or(d.warmup_iterations).unwrap_or(plan::DEFAULT_WARMUP);
+    let iterations = args.iterations.or(d.iterations).unwrap_or(plan::DEFAULT_ITERATIONS);
+    let planned = warmup_time * warmup_iterations + time * iterations;
+    let fork_timeout = args.fork_timeout.unwrap_or(Duration::from_secs(60) + planned * 3);
+    CaseSettings {
+        forks,
+        warmup_iterations,
+        warmup_nanos: nanos(warmup_time),
+        iterations,
+        iteration_nanos: nanos(time),
+        fork_timeout_nanos: nanos(fork_timeout),
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn default_out(config: &str) -> PathBuf {
+    let stamp: String = crate::report::meta::now_rfc3339().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    PathBuf::from("target/harness").join(format!("{config}-{stamp}.json"))
+}
+
+/// The valgrind executable on PATH, for `--instructions`.
+fn find_valgrind() -> Result<PathBuf, BadInput> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join("valgrind"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            BadInput(
+                "--instructions needs valgrind (callgrind), which is not on PATH: install it (apt-get install valgrind) or drop --instructions"
+                    .into(),
+            )
+        })
+}
+
+/// Every case once per `--threads` value; refuses workloads that cannot share their state.
+fn with_threads(cases: Vec<Case>, threads: &[u32]) -> Result<Vec<Case>, BadInput> {
+    let mut counts: Vec<u32> = vec![];
+    for &n in threads {
+        if !counts.contains(&n) {
+            counts.push(n);
+        }
+    }
+    if let Some(&n) = counts.iter().find(|&&n| n > 1)
+        && let Some(case) = cases.iter().find(|c| !c.def.shareable)
+    {
+        return Err(BadInput(format!(
+            "--threads {n}: {} cannot share its state between measuring threads (it resets shared state before every op): run it with --threads 1 or leave it out with --filter",
+            case.def.name
+        )));
+    }
+    Ok(cases.into_iter().flat_map(|c| counts.iter().map(move |&threads| Case { threads, ..c.clone() })).collect())
+}
+
+/// `harness run`: selects and checks everything, then measures; the exit code says how it went.
+pub(super) fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let Selected { config, name: config_name, params, cases } = super::select(&args.select)?;
+    let cases = with_threads(cases, &args.threads)?;
+    crate::preflight::check_urls(&cases, &args.database_url)?;
+    let (fork_count, sequential) = forks(args)?;
+    let settings = settings(args, config, fork_count);
+    let cases = shard_cases(cases, args.shard, &settings);
+    let out = args.out.clone().unwrap_or_else(|| default_out(&config_name));
+    write::check_writable(&out)
+        .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", out.display())))?;
+    let baseline = args.baseline_bin.as_deref().map(runner::baseline::probe).transpose()?;
+    if let Some(pin) = &args.pin {
+        pin.check_available().map_err(BadInput)?;
+    }
+    let instructions = match args.instructions {
+        true => Some(InstructionSettings { valgrind: find_valgrind()?, ops: args.instr_ops, forks: args.instr_forks }),
+        false => None,
+    };
+    let stop = stop_on_signals()?;
+    let forks_per_case = u64::from(settings.forks) * if baseline.is_some() { 2 } else { 1 }
+        + instructions.as_ref().map_or(0, |i| u64::from(i.forks));
+    let progress = Progress::new(args.quiet, cases.len() as u64 * forks_per_case);
+    let run_settings = RunSettings {
+        params: params.iter().map(|p| p.raw.clone()).collect(),
+        baseline_bin: baseline.as_ref().map(|b| b.path.clone()),
+        sequential: sequential.as_ref().map(|s| s.0.clone()),
+        ..run_settings(args, &settings)
+    };
+    let report = Report {
+        schema_version: SCHEMA_VERSION,
+        status: RunStatus::Running,
+        meta: Meta { baseline: baseline.clone(), ..Meta::collect(Some(config_name), Some(run_settings)) },
+        benchmarks: vec![],
+    };
+    warn_before_measuring(&progress, &report, fork_count);
+    let ctx = RunContext {
+        worker_exe: std::env::current_exe()?,
+        baseline_exe: args.baseline_bin.clone(),
+        lockstep: args.interleave == crate::cli::Interleave::Iterations,
+        pin: args.pin.clone(),
+        out: &out,
+        settings,
+        database_url: args.database_url.clone(),
+        count_allocations: args.alloc,
+        sample: args.mode == crate::cli::Mode::Sample,
+        instructions,
+        sequential: sequential.map(|(s, plan)| (plan, s.noise_band_pct / 100.0)),
+        stop: &stop,
+    };
+    let skipped = crate::preflight::check(&cases, &args.database_url);
+    let report = runner::run(&cases, &skipped, report, &ctx, &progress)?;
+    Ok(finish(args, &report, &out))
+}
+
+/// What is worth knowing before the run starts: an A/B run that cannot answer, a debug build,
+/// and the machine's own warnings.
+fn warn_before_measuring(progress: &Progress, report: &Report, fork_count: u32) {
+    if report.meta.baseline.is_some() && fork_count < 2 {
+        progress.warn(&format!(
+            "--forks {fork_count} with --baseline-bin: one fork pair cannot be tested, the comparison will not answer; use --forks 5 (2 at the very least) or --forks auto"
+        ));
+    }
+    if cfg!(debug_assertions) {
+        progress.warn(
+            "this is a DEBUG build: its numbers are meaningless. Use `cargo run --release -p harness -- run ...`",
+        );
+    }
+    for w in crate::report::system::warnings(&report.meta) {
+        if !w.starts_with("debug build") {
+            progress.warn(&w);
+        }
+    }
+}
+
+/// Prints the summary, the noise report, warnings and (A/B runs) the comparison; the exit code.
+fn finish(args: &RunArgs, report: &Report, out: &std::path::Path) -> ExitCode {
+    print!("{}", summary::render(report));
+    print!("{}", crate::noise::render(&crate::noise::diagnose_all(report, 0.01), 0.01));
+    for w in &report.meta.system.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Some(path) = &args.baseline_bin {
+        use crate::compare::throughput;
+        println!("\nA/B: baseline {} (new = this build)", path.display());
+        let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
+        print!("{}", throughput::render_text(&throughput::compare_sides(report, options)));
+    }
+    eprintln!("report: {}", out.display());
+    match report.status {
+        RunStatus::Interrupted => {
+            eprintln!("interrupted: the report keeps every finished fork");
+            ExitCode::from(EXIT_INTERRUPTED)
+        }
+        _ if runner::any_failed(report) => ExitCode::from(EXIT_FAILED),
+        _ => ExitCode::SUCCESS,
+    }
+}
+
+/// `--shard K/N`: this runner's share of `cases`, dealt by planned time.
+fn shard_cases(cases: Vec<Case>, shard: Option<crate::shard::Shard>, settings: &CaseSettings) -> Vec<Case> {
+    let Some(shard) = shard else { return cases };
+    let planned = u64::from(settings.forks)
+        * (settings.warmup_nanos * u64::from(settings.warmup_iterations)
+            + settings.iteration_nanos * u64::from(settings.iterations));
+    crate::shard::assign(&vec![planned; cases.len()], shard).into_iter().map(|i| cases[i].clone()).collect()
+}
+
+/// Ctrl-C, SIGTERM and SIGHUP set the returned flag; a second signal ends the parent at once
+/// (workers die with it: parent-death signal).
+fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+        signal_hook::flag::register_conditional_shutdown(sig, i32::from(EXIT_INTERRUPTED), Arc::clone(&stop))?;
+        signal_hook::flag::register(sig, Arc::clone(&stop))?;
+    }
+    Ok(stop)
+}
+
+/// The settings a report records, from the command line and the resolved case settings
+/// (the parsed params, the probed baseline and the sequential plan filled in by the caller).
+fn run_settings(args: &RunArgs, settings: &CaseSettings) -> RunSettings {
+    RunSettings {
+        forks: settings.forks,
+        warmup_iterations: settings.warmup_iterations,
+        warmup_nanos: settings.warmup_nanos,
+        iterations: settings.iterations,
+        iteration_nanos: settings.iteration_nanos,
+        fork_timeout_nanos: settings.fork_timeout_nanos,
+        filters: args.select.filter.clone(),
+        params: vec![],
+        database_url: crate::redact(&args.database_url),
+        redis_url: crate::redact(&args.select.redis_url),
+        instructions: args.instructions,
+        instr_ops: args.instr_ops,
+        alloc: args.alloc,
+        pin: args.pin.as_ref().map(|p| p.text.clone()),
+        threads: args.threads.clone(),
+        mode: if args.mode == crate::cli::Mode::Sample { "sample" } else { "throughput" }.into(),
+        baseline_bin: None,
+        sequential: None,
+        shard: args.shard.map(|s| s.to_string()),
+        interleave: args
+            .baseline_bin
+            .as_ref()
+            .map(|_| if args.interleave == crate::cli::Interleave::Iterations { "iterations" } else { "forks" }.into()),
+    }
+}

@@ -1,0 +1,282 @@
+//! The subcommands, one small function each (`run` in [`measure`], `compare` in
+//! [`crate::gate`]). Everything is checked before anything is measured.
+
+mod measure;
+
+use crate::BadInput;
+use crate::cli::{Cli, Command, EnvArgs, ListArgs, SelectArgs};
+use crate::plan::{self, Case, Configuration, ParamOverride, Selection};
+use crate::report::{Meta, Report, SCHEMA_VERSION, write};
+use std::process::ExitCode;
+
+/// Runs one parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    crate::format::set_colour(cli.color);
+    match cli.command {
+        Command::List(args) => list(&args),
+        Command::Run(args) => measure::run_benchmarks(&args),
+        Command::Ab(args) => ab(*args),
+        Command::Env(args) => env(&args),
+        Command::Compare(args) => crate::gate::compare(&args),
+        Command::Noise(args) => noise(&args),
+        Command::Export(args) => export(&args),
+        Command::Docs(args) => docs(&args),
+        Command::Merge(args) => merge(&args),
+        Command::Completions(args) => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(args.shell, &mut command, "harness", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Reads a report file; a missing or foreign file is bad input naming it.
+pub(crate) fn read_report(path: &std::path::Path, which: &str) -> Result<Report, BadInput> {
+    let shown = path.display();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| BadInput(format!("cannot read {which} report {shown}: {e}")))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        BadInput(format!("{which} report {shown} is not JSON ({e}): pass a JSON report written by `harness run`"))
+    })?;
+    match value.get("schema_version").and_then(serde_json::Value::as_u64) {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) => {
+            return Err(BadInput(format!(
+                "{which} report {shown} has schema version {v}; this harness reads version {SCHEMA_VERSION} only: read it with the harness that wrote it, or measure again"
+            )));
+        }
+        None => {
+            return Err(BadInput(format!(
+                "{which} report {shown} is not a harness report (it has no schema_version): pass a JSON report written by `harness run`"
+            )));
+        }
+    }
+    serde_json::from_value(value).map_err(|e| {
+        BadInput(format!(
+            "{which} report {shown} says schema version {SCHEMA_VERSION} but does not have its shape ({e}): it was edited or cut short; measure again"
+        ))
+    })
+}
+
+fn export(args: &crate::cli::ExportArgs) -> anyhow::Result<ExitCode> {
+    use crate::compare::Metric;
+    if args.metric.is_some() && args.format != crate::export::Format::Gab {
+        return Err(BadInput("--metric picks the series of --format gab: drop it, or use --format gab".into()).into());
+    }
+    let report = read_report(&args.report, "the")?;
+    let metric = args.metric.unwrap_or(Metric::Throughput);
+    if metric == Metric::Instructions && report.benchmarks.iter().all(|b| b.instructions.is_none()) {
+        return Err(BadInput(format!(
+            "{} has no instruction counts: make it with `harness run --instructions`",
+            args.report.display()
+        ))
+        .into());
+    }
+    let text = crate::export::exporter(args.format, metric).export(&report)?;
+    match &args.out {
+        Some(path) => {
+            write::check_writable(path).map_err(|e| {
+                BadInput(format!("cannot write --out '{}': {e}; choose a writable path", path.display()))
+            })?;
+            write::write_bytes_atomic(path, text.as_bytes())?;
+        }
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn docs(args: &crate::cli::DocsArgs) -> anyhow::Result<ExitCode> {
+    let reports = args
+        .reports
+        .iter()
+        .map(|p| Ok((p.display().to_string(), read_report(p, "the")?)))
+        .collect::<Result<Vec<_>, BadInput>>()?;
+    std::fs::create_dir_all(&args.out_dir)
+        .map_err(|e| e.to_string())
+        .and_then(|()| write::check_writable(&args.out_dir.join("README.md")))
+        .map_err(|e| {
+            BadInput(format!(
+                "cannot write to --out-dir '{}': {e}; choose a writable directory",
+                args.out_dir.display()
+            ))
+        })?;
+    let intro = match &args.intro {
+        Some(p) => std::fs::read_to_string(p)
+            .map_err(|e| BadInput(format!("cannot read --intro {}: {e}; pass a Markdown file", p.display())))?,
+        None => String::new(),
+    };
+    let files = crate::docs::render(&reports, &intro)?;
+    for (name, text) in &files {
+        write::write_bytes_atomic(&args.out_dir.join(name), text.as_bytes())?;
+    }
+    eprintln!("wrote {} file(s) to {}", files.len(), args.out_dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn merge(args: &crate::cli::MergeArgs) -> anyhow::Result<ExitCode> {
+    write::check_writable(&args.out)
+        .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", args.out.display())))?;
+    let parts = args
+        .parts
+        .iter()
+        .map(|p| Ok((p.display().to_string(), read_report(p, "part")?)))
+        .collect::<Result<Vec<_>, BadInput>>()?;
+    let merged = crate::shard::merge(parts, args.force)?;
+    write::write_atomic(&args.out, &merged)?;
+    eprintln!("merged {} part(s), {} case(s) into {}", args.parts.len(), merged.benchmarks.len(), args.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn noise(args: &crate::cli::NoiseArgs) -> anyhow::Result<ExitCode> {
+    let report = read_report(&args.report, "the")?;
+    let precision = args.precision / 100.0;
+    let cases = crate::noise::diagnose_all(&report, precision);
+    if cases.is_empty() {
+        return Err(BadInput(format!(
+            "{} has no case with ok timed iterations: nothing to diagnose",
+            args.report.display()
+        ))
+        .into());
+    }
+    print!("{}", crate::noise::render(&cases, precision));
+    print!("{}", crate::noise::render_system(&report));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `list` and `run` select.
+struct Selected {
+    /// The first configuration; all selected ones share its setting defaults.
+    config: &'static Configuration,
+    /// The name to record, e.g. `cache+redis`.
+    name: String,
+    /// The `-p` overrides.
+    params: Vec<ParamOverride>,
+    /// The cases, without duplicates.
+    cases: Vec<Case>,
+}
+
+/// The cases of one or more configurations.
+fn select(args: &SelectArgs) -> Result<Selected, BadInput> {
+    let configs = args.config.iter().map(|c| plan::configuration(c)).collect::<Result<Vec<_>, _>>()?;
+    let first = configs[0];
+    if let Some(other) = configs.iter().find(|c| c.defaults != first.defaults) {
+        return Err(BadInput(format!(
+            "configurations '{}' and '{}' have different default settings: run them separately",
+            first.name, other.name
+        )));
+    }
+    let params = args
+        .params
+        .iter()
+        .map(|raw| plan::parse_param(raw).map_err(|e| BadInput(format!("invalid -p {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let settings = [("redis_url".to_string(), args.redis_url.clone())].into();
+    let mut cases: Vec<Case> = vec![];
+    let mut first_error = None;
+    for config in &configs {
+        let selection =
+            Selection { config, filters: &args.filter, hidden: args.hidden, params: &params, settings: &settings };
+        match plan::plan(&selection) {
+            Ok(found) => {
+                for case in found {
+                    if !cases.iter().any(|c| c.label() == case.label()) {
+                        cases.push(case);
+                    }
+                }
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if cases.is_empty() {
+        return Err(first_error.expect("every configuration was planned"));
+    }
+    let name = configs.iter().map(|c| c.name).collect::<Vec<_>>().join("+");
+    Ok(Selected { config: first, name, params, cases })
+}
+
+fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let cases = select(&args.select)?.cases;
+    if args.json {
+        let rows: Vec<serde_json::Value> = cases
+            .iter()
+            .map(|c| {
+                let ctx = workloads::SetupContext::new(c.params.clone());
+                let servers: Vec<&str> = (c.def.servers)(&ctx).iter().map(|(s, _)| s.name()).collect();
+                serde_json::json!({
+                    "label": crate::redact(&c.label()),
+                    "workload": c.def.name,
+                    "params": c.params_redacted(),
+                    "threads": c.threads,
+                    "servers": servers,
+                    "about": c.def.about,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let width = cases.iter().map(|c| c.label().len()).max().unwrap_or(0);
+    for case in &cases {
+        println!("{:<width$}  {}", case.label(), case.def.about);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `harness ab REF`: builds (or reuses) REF's harness and runs this build against it.
+fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
+    if args.run.baseline_bin.is_some() {
+        return Err(BadInput(
+            "harness ab builds its baseline from REF: drop --baseline-bin, or use `harness run --baseline-bin PATH`"
+                .into(),
+        )
+        .into());
+    }
+    let baseline = crate::ab::prepare(&args.rev, args.run.quiet)?;
+    if !args.run.quiet {
+        let how = if baseline.built { "built" } else { "reusing the build of" };
+        let short = &baseline.commit[..baseline.commit.len().min(12)];
+        eprintln!("harness ab: baseline {} ({short}) = {how} {}", args.rev, baseline.binary.display());
+    }
+    if crate::report::meta::build_git().dirty == Some(true) {
+        eprintln!(
+            "warning: this build (the candidate) was made from uncommitted changes; its report records dirty: true"
+        );
+    }
+    args.run.baseline_bin = Some(baseline.binary);
+    measure::run_benchmarks(&args.run)
+}
+
+fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
+    let meta = Meta::collect(None, None);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&meta)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let lines = [
+        ("harness", meta.harness_version.clone()),
+        ("protocol", meta.protocol_version.to_string()),
+        ("commit", meta.git.commit.clone().unwrap_or_else(|| "unknown".into())),
+        ("dirty", meta.git.dirty.map_or("unknown".into(), |d| d.to_string())),
+        ("built", meta.git.built_at.clone().unwrap_or_else(|| "unknown".into())),
+        ("rustc", meta.rustc.clone()),
+        ("profile", meta.build_profile.clone()),
+        ("target", meta.target.clone()),
+        ("os", format!("{} (kernel {}, {})", meta.os.name, meta.os.kernel, meta.os.arch)),
+        (
+            "cpu",
+            format!(
+                "{} ({} logical, {} available)",
+                meta.cpu.model, meta.cpu.logical_cpus, meta.cpu.available_parallelism
+            ),
+        ),
+        ("cgroup cpu", meta.cgroup.cpu_quota.clone()),
+        ("cgroup memory", meta.cgroup.memory_limit.clone()),
+        ("load average", meta.load_average_start.map_or("unknown".into(), |l| format!("{} {} {}", l[0], l[1], l[2]))),
+    ];
+    for (k, v) in lines {
+        println!("{k:<14} {v}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
