@@ -13,13 +13,14 @@ use workloads::ids::{
 };
 use workloads::{Phase, Workload};
 
-fn backends() -> Vec<DbConfig> {
-    let cfg = |backend, database_url: String| DbConfig { backend, pool_size: 2, database_url };
-    let mut all = vec![cfg(Backend::Sqlite(Storage::Memory), String::new())];
-    if let Some(url) = common::postgres() {
-        all.push(cfg(Backend::Postgres, url));
-    }
-    all
+/// SQLite in memory.
+fn sqlite_backends() -> Vec<DbConfig> {
+    vec![DbConfig { backend: Backend::Sqlite(Storage::Memory), pool_size: 2, database_url: String::new() }]
+}
+
+/// PostgreSQL at `DATABASE_URL` (the test fails when it does not answer).
+fn postgres_backend() -> DbConfig {
+    DbConfig { backend: Backend::Postgres, pool_size: 2, database_url: common::postgres() }
 }
 
 #[test]
@@ -115,32 +116,40 @@ fn encodings_round_trip_and_keep_their_width() {
 
 #[test]
 fn stored_ids_read_back_equal_and_in_generation_order() {
-    for cfg in backends() {
-        for kind in IdKind::ALL {
-            let table = IdsDb::create(&cfg, kind).unwrap();
-            let ids = if kind.order_resolution().is_some_and(|d| d.is_zero()) {
-                in_sequence(kind, 200)
-            } else {
-                let g = IdGenerator::new(kind, 0).unwrap();
-                (0..200).map(|_| g.generate()).collect()
-            };
-            // Insert in reverse, so only the database's ORDER BY can restore generation order.
-            let mut rows = Rows::default();
-            for (seq, id) in ids.iter().enumerate().rev() {
-                rows.ids.push(id.clone());
-                rows.names.push(format!("entity-{seq}"));
-                rows.scores.push(seq as i32 % 100);
-            }
-            assert_eq!(table.batch_insert(&rows).unwrap(), 200);
-            let stored = table.ids_in_stored_order().unwrap();
-            let mut expected = ids.clone();
-            expected.sort_by_key(IdValue::sort_bytes);
-            assert_eq!(stored, expected, "{kind} on {:?}: read back differs or sorts differently", cfg.backend);
-            if kind.order_resolution().is_some_and(|d| d.is_zero()) {
-                assert_eq!(stored, ids, "{kind} on {:?}: stored order is not generation order", cfg.backend);
-            }
-            table.teardown().unwrap();
+    sqlite_backends().into_iter().for_each(stored_ids_read_back_equal_and_in_generation_order_on);
+}
+
+#[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn stored_ids_read_back_equal_and_in_generation_order_postgres() {
+    stored_ids_read_back_equal_and_in_generation_order_on(postgres_backend());
+}
+
+fn stored_ids_read_back_equal_and_in_generation_order_on(cfg: DbConfig) {
+    for kind in IdKind::ALL {
+        let table = IdsDb::create(&cfg, kind).unwrap();
+        let ids = if kind.order_resolution().is_some_and(|d| d.is_zero()) {
+            in_sequence(kind, 200)
+        } else {
+            let g = IdGenerator::new(kind, 0).unwrap();
+            (0..200).map(|_| g.generate()).collect()
+        };
+        // Insert in reverse, so only the database's ORDER BY can restore generation order.
+        let mut rows = Rows::default();
+        for (seq, id) in ids.iter().enumerate().rev() {
+            rows.ids.push(id.clone());
+            rows.names.push(format!("entity-{seq}"));
+            rows.scores.push(seq as i32 % 100);
         }
+        assert_eq!(table.batch_insert(&rows).unwrap(), 200);
+        let stored = table.ids_in_stored_order().unwrap();
+        let mut expected = ids.clone();
+        expected.sort_by_key(IdValue::sort_bytes);
+        assert_eq!(stored, expected, "{kind} on {:?}: read back differs or sorts differently", cfg.backend);
+        if kind.order_resolution().is_some_and(|d| d.is_zero()) {
+            assert_eq!(stored, ids, "{kind} on {:?}: stored order is not generation order", cfg.backend);
+        }
+        table.teardown().unwrap();
     }
 }
 
@@ -150,36 +159,44 @@ fn case(cfg: &DbConfig, kind: IdKind, row_count: usize) -> IdsCase {
 
 #[test]
 fn workloads_return_what_they_claim() {
-    for cfg in backends() {
-        for kind in [IdKind::UuidV4, IdKind::Base62UuidV7, IdKind::Snowflake] {
-            let batch = BatchInsert::create(&case(&cfg, kind, 50)).unwrap();
-            batch.verify(Phase::Before).unwrap();
-            batch.reset(&mut ()).unwrap();
-            assert_eq!(batch.op(&mut ()), 50, "{kind}: batch insert count");
-            batch.reset(&mut ()).unwrap();
-            assert_eq!(batch.op(&mut ()), 50, "{kind}: the reset empties the table");
-            batch.teardown().unwrap();
+    sqlite_backends().into_iter().for_each(workloads_return_what_they_claim_on);
+}
 
-            let by_name = SelectByName::create(&case(&cfg, kind, 40)).unwrap();
-            by_name.verify(Phase::Before).unwrap();
-            let mut cursor = by_name.local(0).unwrap();
-            assert!((0..80).all(|_| by_name.op(&mut cursor) == 1), "{kind}: every seeded name counts one row");
-            assert_eq!(by_name.count("entity-40").unwrap(), 0);
-            by_name.teardown().unwrap();
+#[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn workloads_return_what_they_claim_postgres() {
+    workloads_return_what_they_claim_on(postgres_backend());
+}
 
-            let by_id = SelectById::create(&case(&cfg, kind, 40)).unwrap();
-            by_id.verify(Phase::After).unwrap();
-            let mut cursor = by_id.local(0).unwrap();
-            assert!((0..80).all(|_| by_id.op(&mut cursor).is_some()), "{kind}: every seeded id is found");
-            by_id.teardown().unwrap();
+fn workloads_return_what_they_claim_on(cfg: DbConfig) {
+    for kind in [IdKind::UuidV4, IdKind::Base62UuidV7, IdKind::Snowflake] {
+        let batch = BatchInsert::create(&case(&cfg, kind, 50)).unwrap();
+        batch.verify(Phase::Before).unwrap();
+        batch.reset(&mut ()).unwrap();
+        assert_eq!(batch.op(&mut ()), 50, "{kind}: batch insert count");
+        batch.reset(&mut ()).unwrap();
+        assert_eq!(batch.op(&mut ()), 50, "{kind}: the reset empties the table");
+        batch.teardown().unwrap();
 
-            let growth = InsertGrowth::create(&case(&cfg, kind, 0)).unwrap();
-            for _ in 0..25 {
-                growth.op(&mut ());
-            }
-            assert_eq!(growth.observe().unwrap(), vec![("table_rows", 25)]);
-            growth.verify(Phase::After).unwrap();
-            growth.teardown().unwrap();
+        let by_name = SelectByName::create(&case(&cfg, kind, 40)).unwrap();
+        by_name.verify(Phase::Before).unwrap();
+        let mut cursor = by_name.local(0).unwrap();
+        assert!((0..80).all(|_| by_name.op(&mut cursor) == 1), "{kind}: every seeded name counts one row");
+        assert_eq!(by_name.count("entity-40").unwrap(), 0);
+        by_name.teardown().unwrap();
+
+        let by_id = SelectById::create(&case(&cfg, kind, 40)).unwrap();
+        by_id.verify(Phase::After).unwrap();
+        let mut cursor = by_id.local(0).unwrap();
+        assert!((0..80).all(|_| by_id.op(&mut cursor).is_some()), "{kind}: every seeded id is found");
+        by_id.teardown().unwrap();
+
+        let growth = InsertGrowth::create(&case(&cfg, kind, 0)).unwrap();
+        for _ in 0..25 {
+            growth.op(&mut ());
         }
+        assert_eq!(growth.observe().unwrap(), vec![("table_rows", 25)]);
+        growth.verify(Phase::After).unwrap();
+        growth.teardown().unwrap();
     }
 }

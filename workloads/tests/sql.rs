@@ -8,18 +8,18 @@ use workloads::sql::{AsyncSelect, SpawnBlockingSelect, SqlConfig, ThreadSelect, 
 
 const ROWS: usize = 60;
 
-/// Every backend reachable here: both SQLite storages, and PostgreSQL when it answers.
-fn configs() -> Vec<SqlConfig> {
-    let cfg = |backend, database_url: String| SqlConfig {
-        db: DbConfig { backend, pool_size: 3, database_url },
-        row_count: ROWS,
-    };
-    let mut all =
-        vec![cfg(Backend::Sqlite(Storage::Memory), String::new()), cfg(Backend::Sqlite(Storage::File), String::new())];
-    if let Some(url) = common::postgres() {
-        all.push(cfg(Backend::Postgres, url));
-    }
-    all
+fn cfg(backend: Backend, database_url: String) -> SqlConfig {
+    SqlConfig { db: DbConfig { backend, pool_size: 3, database_url }, row_count: ROWS }
+}
+
+/// Both SQLite storages.
+fn sqlite_configs() -> Vec<SqlConfig> {
+    vec![cfg(Backend::Sqlite(Storage::Memory), String::new()), cfg(Backend::Sqlite(Storage::File), String::new())]
+}
+
+/// PostgreSQL at `DATABASE_URL` (the test fails when it does not answer).
+fn postgres_config() -> SqlConfig {
+    cfg(Backend::Postgres, common::postgres())
 }
 
 fn count(db: &Db) -> i64 {
@@ -30,87 +30,117 @@ const INSERT: &str = "INSERT INTO benchmark_users (username, email, age) VALUES 
 
 #[test]
 fn every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree() {
-    for cfg in configs() {
-        let thread = ThreadSelect::create(&cfg).unwrap();
-        let spawn = SpawnBlockingSelect::create(&cfg).unwrap();
-        let asynchronous = AsyncSelect::create(&cfg).unwrap();
-        let ids = thread.ids().to_vec();
-        assert_eq!(ids, (1..=ROWS as i64).collect::<Vec<_>>(), "{:?}", cfg.db.backend);
-        let probe: Vec<i64> = ids.iter().copied().chain([0, -1, ROWS as i64 + 1, i64::MAX]).collect();
-        let results = |select: &dyn Fn(i64) -> anyhow::Result<i64>| -> Vec<i64> {
-            probe.iter().map(|&id| select(id).unwrap()).collect()
-        };
-        let by_thread = results(&|id| thread.select(id));
-        let expected: Vec<i64> = probe.iter().map(|&id| i64::from((1..=ROWS as i64).contains(&id))).collect();
-        assert_eq!(by_thread, expected, "{:?}", cfg.db.backend);
-        assert_eq!(results(&|id| spawn.select(id)), by_thread, "{:?} spawn_blocking", cfg.db.backend);
-        assert_eq!(results(&|id| asynchronous.select(id)), by_thread, "{:?} async", cfg.db.backend);
-        for w in [thread.fixture(), spawn.fixture(), asynchronous.fixture()] {
-            w.teardown().unwrap();
-        }
+    sqlite_configs().into_iter().for_each(every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_on);
+}
+
+#[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_postgres() {
+    every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_on(postgres_config());
+}
+
+fn every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_on(cfg: SqlConfig) {
+    let thread = ThreadSelect::create(&cfg).unwrap();
+    let spawn = SpawnBlockingSelect::create(&cfg).unwrap();
+    let asynchronous = AsyncSelect::create(&cfg).unwrap();
+    let ids = thread.ids().to_vec();
+    assert_eq!(ids, (1..=ROWS as i64).collect::<Vec<_>>(), "{:?}", cfg.db.backend);
+    let probe: Vec<i64> = ids.iter().copied().chain([0, -1, ROWS as i64 + 1, i64::MAX]).collect();
+    let results = |select: &dyn Fn(i64) -> anyhow::Result<i64>| -> Vec<i64> {
+        probe.iter().map(|&id| select(id).unwrap()).collect()
+    };
+    let by_thread = results(&|id| thread.select(id));
+    let expected: Vec<i64> = probe.iter().map(|&id| i64::from((1..=ROWS as i64).contains(&id))).collect();
+    assert_eq!(by_thread, expected, "{:?}", cfg.db.backend);
+    assert_eq!(results(&|id| spawn.select(id)), by_thread, "{:?} spawn_blocking", cfg.db.backend);
+    assert_eq!(results(&|id| asynchronous.select(id)), by_thread, "{:?} async", cfg.db.backend);
+    for w in [thread.fixture(), spawn.fixture(), asynchronous.fixture()] {
+        w.teardown().unwrap();
     }
 }
 
 #[test]
 fn seeding_leaves_exactly_row_count_rows_with_their_values() {
-    for cfg in configs() {
-        let db = UsersDb::create(&cfg).unwrap();
-        assert_eq!(count(&db), ROWS as i64);
-        let ids = db.ids().unwrap();
-        check(&db, ROWS, &ids, |id| db.select_by_id(id)).unwrap();
-        // The check notices a wrong count and a wrong value.
-        assert!(check(&db, ROWS + 1, &ids, |id| db.select_by_id(id)).is_err());
-        db.execute_in_tx("UPDATE benchmark_users SET age = 0 WHERE id = 7", true).unwrap();
-        let e = check(&db, ROWS, &ids, |id| db.select_by_id(id)).unwrap_err().to_string();
-        assert!(e.contains("do not hold their seeded values"), "{e}");
-        db.teardown().unwrap();
-    }
+    sqlite_configs().into_iter().for_each(seeding_leaves_exactly_row_count_rows_with_their_values_on);
+}
+
+#[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn seeding_leaves_exactly_row_count_rows_with_their_values_postgres() {
+    seeding_leaves_exactly_row_count_rows_with_their_values_on(postgres_config());
+}
+
+fn seeding_leaves_exactly_row_count_rows_with_their_values_on(cfg: SqlConfig) {
+    let db = UsersDb::create(&cfg).unwrap();
+    assert_eq!(count(&db), ROWS as i64);
+    let ids = db.ids().unwrap();
+    check(&db, ROWS, &ids, |id| db.select_by_id(id)).unwrap();
+    // The check notices a wrong count and a wrong value.
+    assert!(check(&db, ROWS + 1, &ids, |id| db.select_by_id(id)).is_err());
+    db.execute_in_tx("UPDATE benchmark_users SET age = 0 WHERE id = 7", true).unwrap();
+    let e = check(&db, ROWS, &ids, |id| db.select_by_id(id)).unwrap_err().to_string();
+    assert!(e.contains("do not hold their seeded values"), "{e}");
+    db.teardown().unwrap();
 }
 
 #[test]
 fn rollback_leaves_no_trace_and_commit_persists() {
-    for cfg in configs() {
-        let db = UsersDb::create(&cfg).unwrap();
-        db.execute_in_tx(INSERT, false).unwrap();
-        assert_eq!(count(&db), ROWS as i64, "{:?}: rolled-back insert visible", cfg.db.backend);
-        db.execute_in_tx(INSERT, true).unwrap();
-        assert_eq!(count(&db), ROWS as i64 + 1, "{:?}: committed insert lost", cfg.db.backend);
-        db.teardown().unwrap();
-    }
+    sqlite_configs().into_iter().for_each(rollback_leaves_no_trace_and_commit_persists_on);
+}
+
+#[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn rollback_leaves_no_trace_and_commit_persists_postgres() {
+    rollback_leaves_no_trace_and_commit_persists_on(postgres_config());
+}
+
+fn rollback_leaves_no_trace_and_commit_persists_on(cfg: SqlConfig) {
+    let db = UsersDb::create(&cfg).unwrap();
+    db.execute_in_tx(INSERT, false).unwrap();
+    assert_eq!(count(&db), ROWS as i64, "{:?}: rolled-back insert visible", cfg.db.backend);
+    db.execute_in_tx(INSERT, true).unwrap();
+    assert_eq!(count(&db), ROWS as i64 + 1, "{:?}: committed insert lost", cfg.db.backend);
+    db.teardown().unwrap();
 }
 
 #[test]
 fn all_pooled_connections_see_the_same_data() {
-    for cfg in configs() {
-        let asynchronous =
-            AsyncSelect::create(&SqlConfig { db: DbConfig { pool_size: 1, ..cfg.db.clone() }, ..cfg.clone() }).unwrap();
-        let db = UsersDb::create(&cfg).unwrap();
-        // Hold every connection of the pool at once, so each count runs on a different one.
-        let counts: Vec<i64> = match &db.0 {
-            Db::Sqlite(s) => {
-                let held: Vec<_> = (0..cfg.db.pool_size).map(|_| s.pool.get().unwrap()).collect();
-                held.iter()
-                    .map(|c| {
-                        c.borrow_owner().query_row("SELECT COUNT(*) FROM benchmark_users", [], |r| r.get(0)).unwrap()
-                    })
-                    .collect()
-            }
-            Db::Postgres(p) => {
-                let mut held: Vec<_> = (0..cfg.db.pool_size).map(|_| p.pool.get().unwrap()).collect();
-                held.iter_mut()
-                    .map(|c| c.client.query_one("SELECT COUNT(*) FROM benchmark_users", &[]).unwrap().get(0))
-                    .collect()
-            }
-        };
-        assert_eq!(counts, vec![ROWS as i64; cfg.db.pool_size as usize], "{:?}", cfg.db.backend);
-        db.teardown().unwrap();
-        // The sqlx pool reads what the blocking driver committed to the same database.
-        let new_id = ROWS as i64 + 1;
-        assert_eq!(asynchronous.select(new_id).unwrap(), 0);
-        asynchronous.fixture().execute_in_tx(INSERT, true).unwrap();
-        assert_eq!(asynchronous.select(new_id).unwrap(), 1, "{:?}: sqlx does not see the commit", cfg.db.backend);
-        asynchronous.fixture().teardown().unwrap();
-    }
+    sqlite_configs().into_iter().for_each(all_pooled_connections_see_the_same_data_on);
+}
+
+#[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn all_pooled_connections_see_the_same_data_postgres() {
+    all_pooled_connections_see_the_same_data_on(postgres_config());
+}
+
+fn all_pooled_connections_see_the_same_data_on(cfg: SqlConfig) {
+    let asynchronous =
+        AsyncSelect::create(&SqlConfig { db: DbConfig { pool_size: 1, ..cfg.db.clone() }, ..cfg.clone() }).unwrap();
+    let db = UsersDb::create(&cfg).unwrap();
+    // Hold every connection of the pool at once, so each count runs on a different one.
+    let counts: Vec<i64> = match &db.0 {
+        Db::Sqlite(s) => {
+            let held: Vec<_> = (0..cfg.db.pool_size).map(|_| s.pool.get().unwrap()).collect();
+            held.iter()
+                .map(|c| c.borrow_owner().query_row("SELECT COUNT(*) FROM benchmark_users", [], |r| r.get(0)).unwrap())
+                .collect()
+        }
+        Db::Postgres(p) => {
+            let mut held: Vec<_> = (0..cfg.db.pool_size).map(|_| p.pool.get().unwrap()).collect();
+            held.iter_mut()
+                .map(|c| c.client.query_one("SELECT COUNT(*) FROM benchmark_users", &[]).unwrap().get(0))
+                .collect()
+        }
+    };
+    assert_eq!(counts, vec![ROWS as i64; cfg.db.pool_size as usize], "{:?}", cfg.db.backend);
+    db.teardown().unwrap();
+    // The sqlx pool reads what the blocking driver committed to the same database.
+    let new_id = ROWS as i64 + 1;
+    assert_eq!(asynchronous.select(new_id).unwrap(), 0);
+    asynchronous.fixture().execute_in_tx(INSERT, true).unwrap();
+    assert_eq!(asynchronous.select(new_id).unwrap(), 1, "{:?}: sqlx does not see the commit", cfg.db.backend);
+    asynchronous.fixture().teardown().unwrap();
 }
 
 #[test]
@@ -123,8 +153,9 @@ fn in_memory_databases_of_two_fixtures_are_separate() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
 fn postgres_schema_is_dropped_at_teardown() {
-    let Some(url) = common::postgres() else { return };
+    let url = common::postgres();
     let cfg = SqlConfig {
         db: DbConfig { backend: Backend::Postgres, pool_size: 1, database_url: url.clone() },
         row_count: 3,
