@@ -193,6 +193,22 @@ pub(crate) fn render(cases: &[CaseNoise], precision: f64) -> String {
     if cases.is_empty() {
         return String::new();
     }
+    let mut out = if cases.iter().any(|c| c.iterations > 1) {
+        spread_table(cases, precision)
+    } else {
+        "noise: one measured iteration per case, so there is no spread to diagnose: for that, run with --forks 3 --iterations 5 and read `harness noise REPORT.json`.\n".into()
+    };
+    for c in cases.iter().filter(|c| c.implausible.is_some()) {
+        out.push_str(&format!("warning: {} implausibly fast: {}\n", c.label, c.implausible.as_deref().unwrap_or("")));
+    }
+    for c in cases.iter().filter(|c| c.oversubscribed.is_some()) {
+        out.push_str(&format!("warning: {}: {}\n", c.label, c.oversubscribed.as_deref().unwrap_or("")));
+    }
+    out
+}
+
+/// The table of each case's spread, advice and the rules behind its columns.
+fn spread_table(cases: &[CaseNoise], precision: f64) -> String {
     let precision_col = format!("forks for ±{}%", precision * 100.0);
     let header = ["benchmark", "CV", "between forks", "trend/iter", "outliers", precision_col.as_str(), "advice"];
     let mut rows = vec![header.map(String::from).to_vec()];
@@ -215,12 +231,6 @@ pub(crate) fn render(cases: &[CaseNoise], precision: f64) -> String {
     out.push_str(&format!(
         "CV over all iterations; between forks = share of the variance between fork means (one-way ANOVA); trend = pooled within-fork slope (* p < {TREND_ALPHA}); outliers: modified z-score > {OUTLIER_Z}.\n"
     ));
-    for c in cases.iter().filter(|c| c.implausible.is_some()) {
-        out.push_str(&format!("warning: {} implausibly fast: {}\n", c.label, c.implausible.as_deref().unwrap_or("")));
-    }
-    for c in cases.iter().filter(|c| c.oversubscribed.is_some()) {
-        out.push_str(&format!("warning: {}: {}\n", c.label, c.oversubscribed.as_deref().unwrap_or("")));
-    }
     out
 }
 

@@ -47,7 +47,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         params: &[],
         hidden: false,
         servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
+        op_floor: crate::def::OpFloor::Nothing,
         shareable: true,
         setup: |_| Ok(asynchronous(AsyncNoop { runtime: crate::current_thread_runtime()? })),
     },

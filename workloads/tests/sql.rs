@@ -185,3 +185,40 @@ fn unreachable_postgres_is_one_clear_line_with_the_password_redacted() {
     assert!(e.ends_with("start PostgreSQL or pass --database-url (or DATABASE_URL)"), "{e}");
     assert!(!e.contains("s3cret") && !e.contains('\n'), "{e}");
 }
+
+#[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn every_shape_makes_exactly_three_round_trips_per_op_on_postgres() {
+    use workloads::{AsyncWorkload, Workload};
+    const OPS: u64 = 40;
+    let (url, proxy) = common::postgres_through_proxy();
+    let cfg = SqlConfig { db: DbConfig { backend: Backend::Postgres, pool_size: 2, database_url: url }, row_count: 20 };
+    let thread = ThreadSelect::create(&cfg).unwrap();
+    let spawn = SpawnBlockingSelect::create(&cfg).unwrap();
+    let asynchronous = AsyncSelect::create(&cfg).unwrap();
+    // Each shape's op, as the worker runs it, with the measurer's own local state.
+    let mut thread_local = Workload::local(&thread, 0).unwrap();
+    let mut spawn_local = AsyncWorkload::local(&spawn, 0).unwrap();
+    let mut async_local = AsyncWorkload::local(&asynchronous, 0).unwrap();
+    let mut shapes: [(&str, Box<dyn FnMut() -> i64 + '_>); 3] = [
+        ("thread", Box::new(|| Workload::op(&thread, &mut thread_local))),
+        ("spawn_blocking", Box::new(|| spawn.runtime().block_on(spawn.op(&mut spawn_local)))),
+        ("async", Box::new(|| asynchronous.runtime().block_on(asynchronous.op(&mut async_local)))),
+    ];
+    for (shape, op) in shapes.iter_mut() {
+        // Every pooled connection has prepared its statement once.
+        for _ in 0..4 {
+            op();
+        }
+        let before = proxy.count();
+        for _ in 0..OPS {
+            assert_eq!(op(), 1, "{shape}: a seeded id counts one row");
+        }
+        let per_op = (proxy.count() - before) as f64 / OPS as f64;
+        assert_eq!(per_op, 3.0, "{shape}: {per_op} round trips per op, not begin + select + commit");
+    }
+    drop(shapes);
+    for w in [thread.fixture(), spawn.fixture(), asynchronous.fixture()] {
+        w.teardown().unwrap();
+    }
+}

@@ -155,7 +155,7 @@ pub(super) fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         meta: Meta { baseline: baseline.clone(), ..Meta::collect(Some(config_name), Some(run_settings)) },
         benchmarks: vec![],
     };
-    warn_before_measuring(&progress, &report, fork_count);
+    let warned = warn_before_measuring(&progress, &report, fork_count);
     let ctx = RunContext {
         worker_exe: std::env::current_exe()?,
         baseline_exe: args.baseline_bin.clone(),
@@ -172,12 +172,12 @@ pub(super) fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let skipped = crate::preflight::check(&cases, &args.database_url);
     let report = runner::run(&cases, &skipped, report, &ctx, &progress)?;
-    Ok(finish(args, &report, &out))
+    Ok(finish(args, &report, &out, &warned))
 }
 
 /// What is worth knowing before the run starts: an A/B run that cannot answer, a debug build,
-/// and the machine's own warnings.
-fn warn_before_measuring(progress: &Progress, report: &Report, fork_count: u32) {
+/// and the machine's own warnings (returned, so the end of the run does not repeat them).
+fn warn_before_measuring(progress: &Progress, report: &Report, fork_count: u32) -> Vec<String> {
     if report.meta.baseline.is_some() && fork_count < 2 {
         progress.warn(&format!(
             "--forks {fork_count} with --baseline-bin: one fork pair cannot be tested, the comparison will not answer; use --forks 5 (2 at the very least) or --forks auto"
@@ -188,18 +188,18 @@ fn warn_before_measuring(progress: &Progress, report: &Report, fork_count: u32) 
             "this is a DEBUG build: its numbers are meaningless. Use `cargo run --release -p harness -- run ...`",
         );
     }
-    for w in crate::report::system::warnings(&report.meta) {
-        if !w.starts_with("debug build") {
-            progress.warn(&w);
-        }
+    let machine = crate::report::system::warnings(&report.meta);
+    for w in machine.iter().filter(|w| !w.starts_with("debug build")) {
+        progress.warn(w);
     }
+    machine
 }
 
 /// Prints the summary, the noise report, warnings and (A/B runs) the comparison; the exit code.
-fn finish(args: &RunArgs, report: &Report, out: &std::path::Path) -> ExitCode {
+fn finish(args: &RunArgs, report: &Report, out: &std::path::Path, warned: &[String]) -> ExitCode {
     print!("{}", summary::render(report));
     print!("{}", crate::noise::render(&crate::noise::diagnose_all(report, 0.01), 0.01));
-    for w in &report.meta.system.warnings {
+    for w in report.meta.system.warnings.iter().filter(|w| !warned.contains(w)) {
         eprintln!("warning: {w}");
     }
     if let Some(path) = &args.baseline_bin {

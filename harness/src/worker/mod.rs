@@ -250,8 +250,11 @@ fn assemble_crew(prepared: &dyn Prepared, bench: Box<dyn Bench>, threads: usize)
     if threads == 1 {
         return Ok(crew::Crew::Single(bench));
     }
-    if let Some(tasks) = prepared.concurrent(threads).map_err(|e| e.context("local state of the tasks"))? {
-        return Ok(crew::Crew::Tasks(tasks));
+    if prepared.shape() == workloads::Shape::Async {
+        // The calibration's measurer lets go of its local state (a held connection) first.
+        drop(bench);
+        let tasks = prepared.concurrent(threads).map_err(|e| e.context("local state of the tasks"))?;
+        return Ok(crew::Crew::Tasks(tasks.expect("an async workload runs tasks")));
     }
     let mut benches = vec![bench];
     for i in 1..threads {

@@ -136,8 +136,8 @@ pub enum AsyncDb {
 }
 
 macro_rules! select_in_tx {
-    ($pool:expr, $id:expr) => {{
-        let mut tx = $pool.begin().await?;
+    ($conn:expr, $id:expr) => {{
+        let mut tx = sqlx::Connection::begin(&mut **$conn).await?;
         let n: i64 = sqlx::query_scalar(SELECT_BY_ID).bind($id).fetch_one(&mut *tx).await?;
         tx.commit().await?;
         Ok(n)
@@ -157,6 +157,9 @@ impl AsyncDb {
                 };
                 let pool = sqlx::sqlite::SqlitePoolOptions::new()
                     .max_connections(cfg.db.pool_size)
+                    // No ping before handing a connection out: the op pays the same three round
+                    // trips (begin, select, commit) as the blocking shapes.
+                    .test_before_acquire(false)
                     .min_connections(cfg.db.pool_size)
                     .acquire_timeout(timeout)
                     .connect_with(options)
@@ -170,6 +173,9 @@ impl AsyncDb {
                     .options([("search_path", pg.schema.as_str())]);
                 let pool = sqlx::postgres::PgPoolOptions::new()
                     .max_connections(cfg.db.pool_size)
+                    // No ping before handing a connection out: the op pays the same three round
+                    // trips (begin, select, commit) as the blocking shapes.
+                    .test_before_acquire(false)
                     .min_connections(cfg.db.pool_size)
                     .acquire_timeout(timeout)
                     .connect_with(options)
@@ -180,12 +186,18 @@ impl AsyncDb {
         })
     }
 
-    /// One op: `begin`, the count of one id, `commit`, each awaited.
+    /// A connection of the pool, held until dropped.
+    pub async fn acquire(&self) -> anyhow::Result<AsyncConn> {
+        Ok(match self {
+            AsyncDb::Sqlite(pool) => AsyncConn::Sqlite(pool.acquire().await?),
+            AsyncDb::Postgres(pool) => AsyncConn::Postgres(pool.acquire().await?),
+        })
+    }
+
+    /// `begin`, the count of one id, `commit` on a connection checked out for this call only
+    /// (sqlx pings a connection when it goes back to the pool: one more round trip).
     pub async fn select_by_id(&self, id: i64) -> anyhow::Result<i64> {
-        match self {
-            AsyncDb::Sqlite(pool) => select_in_tx!(pool, id),
-            AsyncDb::Postgres(pool) => select_in_tx!(pool, id),
-        }
+        self.acquire().await?.select_by_id(id).await
     }
 
     /// Closes every connection.
@@ -197,8 +209,43 @@ impl AsyncDb {
     }
 }
 
+/// A pooled sqlx connection held by one measuring task.
+pub enum AsyncConn {
+    /// SQLite.
+    Sqlite(sqlx::pool::PoolConnection<sqlx::Sqlite>),
+    /// PostgreSQL.
+    Postgres(sqlx::pool::PoolConnection<sqlx::Postgres>),
+}
+
+impl AsyncConn {
+    /// One op: `begin`, the count of one id, `commit`, each awaited: three round trips.
+    pub async fn select_by_id(&mut self, id: i64) -> anyhow::Result<i64> {
+        match self {
+            AsyncConn::Sqlite(conn) => select_in_tx!(conn, id),
+            AsyncConn::Postgres(conn) => select_in_tx!(conn, id),
+        }
+    }
+}
+
+/// What one measuring task of [`AsyncSelect`] owns: its place in the ids and its connection.
+pub struct AsyncLocal {
+    cursor: Cursor,
+    conn: Option<AsyncConn>,
+    /// sqlx returns a dropped connection to its pool from a task: dropped in the runtime.
+    runtime: tokio::runtime::Handle,
+}
+
+impl Drop for AsyncLocal {
+    fn drop(&mut self) {
+        let _inside = self.runtime.enter();
+        self.conn.take();
+    }
+}
+
 /// `sql/async_select_by_id`: sqlx, awaited on the workload's runtime (one runtime entry per
-/// batch; `--threads N` runs N tasks).
+/// batch; `--threads N` runs N tasks). Each task holds one pooled connection for the whole
+/// fork: checking one out per op would add sqlx's release ping, a fourth round trip the
+/// blocking shapes do not pay.
 pub struct AsyncSelect {
     fixture: UsersDb,
     pool: AsyncDb,
@@ -242,18 +289,25 @@ impl AsyncWorkload for AsyncSelect {
     fn deterministic(&self) -> bool {
         false
     }
-    type Local = Cursor;
+    type Local = AsyncLocal;
     type Output = i64;
     fn runtime(&self) -> &tokio::runtime::Runtime {
         &self.runtime
     }
-    fn local(&self, task: usize) -> anyhow::Result<Cursor> {
-        Ok(Cursor::new(task, self.ids.len()))
+    fn local(&self, task: usize) -> anyhow::Result<AsyncLocal> {
+        let conn = self.runtime.block_on(self.pool.acquire()).map_err(|e| {
+            e.context(format!("task {task} cannot hold a pooled connection: is pool_size smaller than --threads?"))
+        })?;
+        Ok(AsyncLocal {
+            cursor: Cursor::new(task, self.ids.len()),
+            conn: Some(conn),
+            runtime: self.runtime.handle().clone(),
+        })
     }
-    async fn op(&self, cursor: &mut Cursor) -> i64 {
-        let id = cursor.next(&self.ids);
-        self.pool
-            .select_by_id(id)
+    async fn op(&self, local: &mut AsyncLocal) -> i64 {
+        let id = local.cursor.next(&self.ids);
+        let conn = local.conn.as_mut().expect("held until the local state is dropped");
+        conn.select_by_id(id)
             .await
             .unwrap_or_else(|e| self.fixture.backend().op_failed(format_args!("select of id {id} failed: {e:#}")))
     }

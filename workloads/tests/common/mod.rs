@@ -46,3 +46,89 @@ pub(crate) fn redis() -> String {
     }
     url
 }
+
+/// A TCP proxy in front of a server that counts round trips: a *flight* starts each time the
+/// client speaks after the server last did (a request that waits for its answer), summed over
+/// every proxied connection. What the driver sends in one go (Parse/Bind/Execute/Sync) is one
+/// flight; a ping is one more.
+pub(crate) struct RoundTrips {
+    /// The port clients connect to instead of the server's.
+    pub(crate) port: u16,
+    flights: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl RoundTrips {
+    /// Starts proxying to `upstream` (`host:port`).
+    pub(crate) fn start(upstream: String) -> RoundTrips {
+        use std::sync::Arc;
+        use std::sync::atomic::AtomicU64;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let port = listener.local_addr().unwrap().port();
+        let flights = Arc::new(AtomicU64::new(0));
+        let counted = Arc::clone(&flights);
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let server = std::net::TcpStream::connect(&upstream).expect("the server behind the proxy");
+                Self::pump_both(client, server, Arc::clone(&counted));
+            }
+        });
+        RoundTrips { port, flights }
+    }
+
+    /// Copies both directions of one connection, counting the client's flights.
+    fn pump_both(
+        client: std::net::TcpStream,
+        server: std::net::TcpStream,
+        flights: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    ) {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let client_spoke_last = std::sync::Arc::new(AtomicBool::new(false));
+        let pump = |mut from: std::net::TcpStream, mut to: std::net::TcpStream, on_bytes: Box<dyn Fn() + Send>| {
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 16 * 1024];
+                loop {
+                    match std::io::Read::read(&mut from, &mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            on_bytes();
+                            if std::io::Write::write_all(&mut to, &buf[..n]).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                }
+                let _ = to.shutdown(std::net::Shutdown::Write);
+            });
+        };
+        let (spoke, heard) = (std::sync::Arc::clone(&client_spoke_last), client_spoke_last);
+        let on_request = Box::new(move || {
+            if !spoke.swap(true, Ordering::SeqCst) {
+                flights.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        let on_answer = Box::new(move || heard.store(false, Ordering::SeqCst));
+        pump(client.try_clone().unwrap(), server.try_clone().unwrap(), on_request);
+        pump(server, client, on_answer);
+    }
+
+    /// Round trips so far.
+    pub(crate) fn count(&self) -> u64 {
+        self.flights.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// PostgreSQL's URL rewritten to go through a [`RoundTrips`] proxy, and the proxy.
+pub(crate) fn postgres_through_proxy() -> (String, RoundTrips) {
+    let url = postgres();
+    let config: postgres::Config = url.parse().unwrap();
+    let host = match &config.get_hosts()[0] {
+        postgres::config::Host::Tcp(h) => h.clone(),
+        postgres::config::Host::Unix(_) => panic!("the round-trip test needs PostgreSQL over TCP, not a socket"),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let proxy = RoundTrips::start(format!("{host}:{port}"));
+    let user = config.get_user().unwrap_or("postgres");
+    let password = config.get_password().map(|p| format!(":{}", String::from_utf8_lossy(p))).unwrap_or_default();
+    let db = config.get_dbname().unwrap_or(user);
+    (format!("postgres://{user}{password}@127.0.0.1:{}/{db}", proxy.port), proxy)
+}
