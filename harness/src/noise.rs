@@ -77,6 +77,8 @@ pub(crate) struct CaseNoise {
     pub implausible: Option<String>,
     /// More measuring threads than cores: the case measures contention.
     pub oversubscribed: Option<String>,
+    /// The score sits at its scheme's limit: it measures the limit, not the cost.
+    pub at_limit: Option<String>,
     /// What to change.
     pub advice: Vec<Advice>,
 }
@@ -161,6 +163,7 @@ pub(crate) fn diagnose(b: &Benchmark, precision: f64) -> Option<CaseNoise> {
     });
     Some(CaseNoise {
         oversubscribed,
+        at_limit: b.at_ceiling(),
         label: b.label(),
         forks: groups.len(),
         iterations: all.len(),
@@ -203,6 +206,9 @@ pub(crate) fn render(cases: &[CaseNoise], precision: f64) -> String {
     }
     for c in cases.iter().filter(|c| c.oversubscribed.is_some()) {
         out.push_str(&format!("warning: {}: {}\n", c.label, c.oversubscribed.as_deref().unwrap_or("")));
+    }
+    for limit in cases.iter().filter_map(|c| c.at_limit.as_ref()) {
+        out.push_str(&format!("note: {limit}\n"));
     }
     out
 }
@@ -310,5 +316,19 @@ mod tests {
         assert!(why.contains("1.000 µs per op is faster than the workload's floor of 2.000 µs"), "{why}");
         let text = render(&diagnose_all(&crate::compare::fixtures::report(vec![net]), 0.01), 0.01);
         assert!(text.contains("warning: net implausibly fast"), "{text}");
+        // A score at its scheme's limit is named as such, one below it is not.
+        let ceiling = crate::report::OpsCeiling { ops_per_sec: 4_096_000.0, why: "Snowflake's 12-bit sequence".into() };
+        let limited = crate::report::Benchmark {
+            ops_ceiling: Some(ceiling),
+            ..timed("snowflake", &[&[4.0959e6, 4.096e6, 4.0958e6], &[4.096e6, 4.0961e6, 4.0959e6]])
+        };
+        let text = render(&diagnose_all(&crate::compare::fixtures::report(vec![limited.clone()]), 0.01), 0.01);
+        assert!(
+            text.contains("note: snowflake: 4.096 M ops/s is 100% of its limit (Snowflake's 12-bit sequence)"),
+            "{text}"
+        );
+        let mut below = timed("snowflake", &[&[1e6, 1.01e6, 0.99e6], &[1e6, 1.0e6, 1.01e6]]);
+        below.ops_ceiling = limited.ops_ceiling.clone();
+        assert_eq!(below.at_ceiling(), None);
     }
 }

@@ -27,6 +27,9 @@ pub(crate) fn render(report: &Report) -> String {
     }
     let mut out = crate::format::table(&rows, |c| c >= 2);
     for b in report.benchmarks.iter() {
+        if let Some(limit) = b.at_ceiling() {
+            out.push_str(&format!("note: {limit}\n"));
+        }
         if let Some(w) = b.latency.as_ref().and_then(|l| l.clock_warning.as_ref()) {
             out.push_str(&format!("warning: {}: {w}\n", b.label()));
         }

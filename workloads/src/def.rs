@@ -43,6 +43,8 @@ pub struct WorkloadDef {
     pub servers: fn(&SetupContext) -> Vec<(Server, String)>,
     /// The fastest an op can plausibly be.
     pub op_floor: OpFloor,
+    /// The most ops per second the scheme behind the case allows, where it has such a limit.
+    pub ops_ceiling: fn(&SetupContext) -> Option<OpsCeiling>,
     /// Whether several measuring threads or tasks may share one state (`--threads` above 1);
     /// false for workloads that reset shared state before every op.
     pub shareable: bool,
@@ -59,6 +61,21 @@ pub enum OpFloor {
     Nothing,
     /// Every op makes at least one network round trip to the case's server (when it has one).
     RoundTrip,
+}
+
+/// A hard limit on a case's throughput that comes from the scheme it measures, not from its
+/// cost: a score near it measures the limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OpsCeiling {
+    /// The most ops per second the scheme allows.
+    pub ops_per_sec: f64,
+    /// Why, in a few words (for example Snowflake's sequence space per millisecond).
+    pub why: &'static str,
+}
+
+/// For workloads whose throughput has no limit but their cost.
+pub fn no_ceiling(_: &SetupContext) -> Option<OpsCeiling> {
+    None
 }
 
 /// The floor of [`OpFloor::RoundTrip`]: a loopback TCP round trip takes several microseconds

@@ -36,6 +36,7 @@ macro_rules! fault {
             setup: |ctx| setup(ctx, $fault),
             servers: crate::def::no_servers,
             op_floor: crate::def::OpFloor::None,
+            ops_ceiling: crate::def::no_ceiling,
             shareable: true,
         }
     };

@@ -19,6 +19,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: true,
         servers: crate::def::no_servers,
         op_floor: crate::def::OpFloor::None,
+        ops_ceiling: crate::def::no_ceiling,
         shareable: true,
         setup: |_| Ok(blocking(InFlight::default())),
     },
@@ -29,6 +30,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: true,
         servers: crate::def::no_servers,
         op_floor: crate::def::OpFloor::None,
+        ops_ceiling: crate::def::no_ceiling,
         shareable: true,
         setup: |_| {
             Ok(asynchronous(TaskInFlight { runtime: crate::current_thread_runtime()?, counts: InFlight::default() }))
@@ -41,6 +43,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: true,
         servers: crate::def::no_servers,
         op_floor: crate::def::OpFloor::None,
+        ops_ceiling: crate::def::no_ceiling,
         shareable: true,
         setup: |_| Ok(blocking(Every50thSleeps::default())),
     },

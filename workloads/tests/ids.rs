@@ -200,3 +200,19 @@ fn workloads_return_what_they_claim_on(cfg: DbConfig) {
         growth.teardown().unwrap();
     }
 }
+
+#[test]
+fn generate_spread_takes_turns_over_its_worker_ids() {
+    use workloads::ids::GenerateSpread;
+    let w = GenerateSpread((0..4).map(|id| IdGenerator::new(IdKind::Snowflake, id).unwrap()).collect());
+    let mut turn = w.local(0).unwrap();
+    // Snowflake: milliseconds << 22 | worker id << 12 | sequence.
+    let workers: Vec<i64> = (0..8)
+        .map(|_| match w.op(&mut turn) {
+            IdValue::Int(i) => (i >> 12) & 0x3ff,
+            other => panic!("a snowflake is an integer, not {other:?}"),
+        })
+        .collect();
+    assert_eq!(workers, [0, 1, 2, 3, 0, 1, 2, 3]);
+    w.verify(Phase::Before).unwrap();
+}

@@ -200,7 +200,8 @@ fn every_shape_makes_exactly_three_round_trips_per_op_on_postgres() {
     let mut thread_local = Workload::local(&thread, 0).unwrap();
     let mut spawn_local = AsyncWorkload::local(&spawn, 0).unwrap();
     let mut async_local = AsyncWorkload::local(&asynchronous, 0).unwrap();
-    let mut shapes: [(&str, Box<dyn FnMut() -> i64 + '_>); 3] = [
+    type Op<'a> = Box<dyn FnMut() -> i64 + 'a>;
+    let mut shapes: [(&str, Op<'_>); 3] = [
         ("thread", Box::new(|| Workload::op(&thread, &mut thread_local))),
         ("spawn_blocking", Box::new(|| spawn.runtime().block_on(spawn.op(&mut spawn_local)))),
         ("async", Box::new(|| asynchronous.runtime().block_on(asynchronous.op(&mut async_local)))),

@@ -172,6 +172,9 @@ pub(crate) fn render(reports: &[(String, Report)], intro: &str) -> anyhow::Resul
         }
         page.push_str(&table(&in_group));
         page.push('\n');
+        for limit in in_group.iter().filter_map(|b| b.at_ceiling()) {
+            page.push_str(&format!("Note: {limit}.\n\n"));
+        }
         for (db, lines) in growth(&in_group) {
             let file = format!("{g}-insert-growth-{db}.svg");
             let title = format!("ids/insert_growth on {db}: ops/s against table rows");

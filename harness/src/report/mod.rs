@@ -81,6 +81,10 @@ pub(crate) struct Benchmark {
     /// (`baseline/noop`), so no speed is flagged; absent: the general floor of 1 ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op_floor_nanos: Option<u64>,
+    /// The most ops per second the scheme behind the case allows (Snowflake's 4,096 ids per
+    /// millisecond per worker id): a score near it measures the limit, not the cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_ceiling: Option<OpsCeiling>,
     /// How many threads or tasks measured concurrently, on how many cores, doing what.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<latency::Concurrency>,
@@ -267,6 +271,34 @@ impl Iteration {
     }
 }
 
+/// A hard limit on a case's throughput that comes from the scheme it measures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct OpsCeiling {
+    /// The most ops per second the scheme allows.
+    pub ops_per_sec: f64,
+    /// Why.
+    pub why: String,
+}
+
+/// Share of the ceiling from which a score is said to sit at its limit.
+pub(crate) const AT_CEILING: f64 = 0.95;
+
+impl Benchmark {
+    /// Why its score measures its scheme's limit rather than its cost, if it does.
+    pub(crate) fn at_ceiling(&self) -> Option<String> {
+        let (score, ceiling) = (self.score.as_ref()?, self.ops_ceiling.as_ref()?);
+        (score.mean >= AT_CEILING * ceiling.ops_per_sec).then(|| {
+            format!(
+                "{}: {} ops/s is {:.0}% of its limit ({}): this measures the limit, not the cost",
+                self.label(),
+                crate::format::si(score.mean),
+                100.0 * score.mean / ceiling.ops_per_sec,
+                ceiling.why
+            )
+        })
+    }
+}
+
 /// `name[k=v,...,threads=N]`, or the bare name: a case's identity, the same in the plan, the
 /// summary, every comparison and every export. `threads` shows only when it is not 1.
 pub(crate) fn case_label<'a>(
@@ -333,6 +365,7 @@ impl Benchmark {
             baseline_forks: vec![],
             baseline_score: None,
             op_floor_nanos: None,
+            ops_ceiling: None,
             concurrency: None,
             latency: None,
             sequential_stop: None,

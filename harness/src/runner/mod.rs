@@ -322,6 +322,8 @@ fn benchmark(case: &Case, ctx: &RunContext<'_>) -> Benchmark {
     };
     Benchmark {
         op_floor_nanos: case.def.op_floor_nanos(&setup),
+        ops_ceiling: (case.def.ops_ceiling)(&setup)
+            .map(|c| crate::report::OpsCeiling { ops_per_sec: c.ops_per_sec, why: c.why.into() }),
         concurrency: Some(crate::report::latency::Concurrency {
             count: case.threads,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),

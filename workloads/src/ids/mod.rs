@@ -30,6 +30,30 @@ pub const WORKER_ID: ParamSpec = ParamSpec {
     defaults: &["1"],
 };
 
+/// `kind` of `ids/generate_spread`: Snowflake by default, the one kind with a per-worker limit.
+const SPREAD_KIND: ParamSpec = ParamSpec { defaults: &["snowflake"], ..KIND };
+
+/// `workers`: generators of `ids/generate_spread`, each with its own worker id.
+pub const WORKERS: ParamSpec = ParamSpec {
+    name: "workers",
+    about: "generators taking turns, each with its own worker id (Snowflake: 4,096 ids/ms each)",
+    kind: ParamKind::Int { min: 1, max: 1024 },
+    defaults: &["16"],
+};
+
+/// Snowflake's 12-bit sequence: 4,096 ids per millisecond per worker id.
+const SNOWFLAKE_IDS_PER_SEC: f64 = 4_096_000.0;
+
+/// Snowflake cases can generate no more than 4,096 ids per millisecond per worker id.
+fn snowflake_ceiling(ctx: &SetupContext) -> Option<crate::def::OpsCeiling> {
+    let snowflake = ctx.params.get("kind").is_ok_and(|k| k == "snowflake");
+    let workers = ctx.params.int("workers").unwrap_or(1) as f64;
+    snowflake.then_some(crate::def::OpsCeiling {
+        ops_per_sec: SNOWFLAKE_IDS_PER_SEC * workers,
+        why: "Snowflake's 12-bit sequence: 4,096 ids per millisecond per worker id",
+    })
+}
+
 const TABLE_PARAMS: &[ParamSpec] = &[KIND, ROW_COUNT, DB, WORKER_ID];
 /// Connections per fork: one measuring thread needs one; the pool leaves room for checks.
 const POOL_SIZE: u32 = 2;
@@ -43,6 +67,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::db::servers,
         op_floor: crate::def::OpFloor::RoundTrip,
+        ops_ceiling: crate::def::no_ceiling,
         shareable: false,
         setup: |ctx| Ok(blocking(BatchInsert::create(&IdsCase::from(ctx)?)?)),
     },
@@ -53,6 +78,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::db::servers,
         op_floor: crate::def::OpFloor::RoundTrip,
+        ops_ceiling: crate::def::no_ceiling,
         shareable: true,
         setup: |ctx| Ok(blocking(SelectByName::create(&IdsCase::from(ctx)?)?)),
     },
@@ -63,6 +89,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::db::servers,
         op_floor: crate::def::OpFloor::RoundTrip,
+        ops_ceiling: crate::def::no_ceiling,
         shareable: true,
         setup: |ctx| Ok(blocking(SelectById::create(&IdsCase::from(ctx)?)?)),
     },
@@ -73,8 +100,20 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::def::no_servers,
         op_floor: crate::def::OpFloor::None,
+        ops_ceiling: snowflake_ceiling,
         shareable: true,
         setup: setup_generate,
+    },
+    WorkloadDef {
+        name: "ids/generate_spread",
+        about: "the generator's cost below Snowflake's limit: `workers` generators, each with its own worker id, taking turns",
+        params: &[SPREAD_KIND, WORKERS],
+        hidden: false,
+        servers: crate::def::no_servers,
+        op_floor: crate::def::OpFloor::None,
+        ops_ceiling: snowflake_ceiling,
+        shareable: true,
+        setup: setup_generate_spread,
     },
     WorkloadDef {
         name: "ids/insert_growth",
@@ -83,6 +122,7 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         hidden: false,
         servers: crate::db::servers,
         op_floor: crate::def::OpFloor::RoundTrip,
+        ops_ceiling: crate::def::no_ceiling,
         shareable: true,
         setup: |ctx| Ok(blocking(InsertGrowth::create(&IdsCase::from(ctx)?)?)),
     },
@@ -120,6 +160,44 @@ impl IdsCase {
 fn setup_generate(ctx: &SetupContext) -> anyhow::Result<Box<dyn Prepared>> {
     let kind = IdKind::from_name(ctx.params.get("kind")?)?;
     Ok(blocking(Generate(IdGenerator::new(kind, u16::try_from(ctx.params.int("worker_id")?)?)?)))
+}
+
+fn setup_generate_spread(ctx: &SetupContext) -> anyhow::Result<Box<dyn Prepared>> {
+    let kind = IdKind::from_name(ctx.params.get("kind")?)?;
+    let workers = u16::try_from(ctx.params.int("workers")?)?;
+    let generators = (0..workers).map(|w| IdGenerator::new(kind, w)).collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(blocking(GenerateSpread(generators)))
+}
+
+/// `ids/generate_spread`: generators with their own worker ids, taking turns, so that the
+/// scheme's per-worker limit sits far above what one measurer can reach.
+pub struct GenerateSpread(pub Vec<IdGenerator>);
+
+impl Workload for GenerateSpread {
+    /// Only random UUIDs read no clock.
+    fn deterministic(&self) -> bool {
+        self.0[0].kind() == IdKind::UuidV4
+    }
+    type Local = usize;
+    type Output = IdValue;
+    fn local(&self, thread: usize) -> anyhow::Result<usize> {
+        Ok(thread % self.0.len())
+    }
+    fn op(&self, turn: &mut usize) -> IdValue {
+        let id = self.0[*turn].generate();
+        *turn = if *turn + 1 == self.0.len() { 0 } else { *turn + 1 };
+        id
+    }
+    fn verify(&self, _: Phase) -> anyhow::Result<()> {
+        let mut turn = 0;
+        let ids: Vec<IdValue> = (0..1000).map(|_| self.op(&mut turn)).collect();
+        for id in &ids {
+            self.0[0].check_form(id)?;
+        }
+        let unique: std::collections::HashSet<_> = ids.iter().collect();
+        anyhow::ensure!(unique.len() == ids.len(), "{} duplicate ids in 1000", ids.len() - unique.len());
+        Ok(())
+    }
 }
 
 /// `ids/generate`.
