@@ -19,7 +19,8 @@ pub(crate) struct CaseRow {
     pub error: String,
     /// `ok/ran` timed forks, or `skipped`.
     pub forks: String,
-    /// Instructions per op, `~` first where counts vary run to run.
+    /// Instructions per op, `~` first where counts vary run to run, `(client)` after where
+    /// the op talks to a server whose work is not counted.
     pub instr: String,
     /// Allocations per op.
     pub allocs: String,
@@ -47,10 +48,10 @@ impl CaseRow {
                 s.error.map_or(format!("n/a (n={})", s.n), |e| format!("± {} ({:.1}%)", si(e), 100.0 * e / s.mean))
             }),
             forks: if b.skipped.is_some() { "skipped".into() } else { format!("{}/{}", b.forks_ok(), b.timed_forks()) },
-            instr: b
-                .instructions
-                .as_ref()
-                .map_or("-".into(), |i| format!("{}{:.1}", if i.deterministic { "" } else { "~" }, i.per_op)),
+            instr: b.instructions.as_ref().map_or("-".into(), |i| {
+                let client = if b.servers.is_empty() { "" } else { " (client)" };
+                format!("{}{:.1}{client}", if i.deterministic { "" } else { "~" }, i.per_op)
+            }),
             allocs: b.allocations.as_ref().map_or("-".into(), |a| format!("{:.2}", a.per_op)),
             p50: percentile("p50").unwrap_or_else(|| "-".into()),
             p99: percentile("p99").unwrap_or_else(|| "-".into()),
@@ -59,6 +60,9 @@ impl CaseRow {
         }
     }
 }
+
+/// Under a table with a `(client)` instruction count: what it leaves out.
+pub(crate) const CLIENT_ONLY: &str = "instr/op (client): the instructions of the client only; the server's work for the op (PostgreSQL, Redis) is not counted";
 
 /// The header of the score's error column.
 pub(crate) const ERROR_HEADER: &str = "± error (99.9%)";
@@ -87,5 +91,32 @@ impl Columns {
             c.latency |= b.latency.is_some();
         }
         c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::InstructionSummary;
+
+    #[test]
+    fn instruction_counts_of_a_case_with_a_server_say_they_are_the_clients() {
+        let counts = InstructionSummary {
+            forks: 1,
+            ops: 1000,
+            total: 12_345_000,
+            per_op: 12_345.0,
+            min_per_op: 12_345.0,
+            max_per_op: 12_345.0,
+            median_per_op: None,
+            identical: None,
+            deterministic: false,
+        };
+        let mut b = crate::compare::fixtures::timed("sql/thread_select_by_id", &[&[1000.0]]);
+        b.instructions = Some(counts);
+        assert_eq!(CaseRow::of(&b).instr, "~12345.0");
+        b.servers = vec!["PostgreSQL".into()];
+        assert_eq!(CaseRow::of(&b).instr, "~12345.0 (client)");
+        assert_eq!(CaseRow::of(&b).forks, "1/1");
     }
 }

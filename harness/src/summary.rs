@@ -26,6 +26,9 @@ pub(crate) fn render(report: &Report) -> String {
         rows.push(row);
     }
     let mut out = crate::format::table(&rows, |c| c >= 2);
+    if report.benchmarks.iter().any(|b| b.instructions.is_some() && !b.servers.is_empty()) {
+        out.push_str(&format!("note: {}\n", crate::row::CLIENT_ONLY));
+    }
     for b in report.benchmarks.iter() {
         if let Some(limit) = b.at_ceiling() {
             out.push_str(&format!("note: {limit}\n"));

@@ -85,6 +85,10 @@ pub(crate) struct Benchmark {
     /// millisecond per worker id): a score near it measures the limit, not the cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops_ceiling: Option<OpsCeiling>,
+    /// The servers each op talks to (`PostgreSQL`, `Redis`): their work is not in the
+    /// instruction counts, which are the client's only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<String>,
     /// How many threads or tasks measured concurrently, on how many cores, doing what.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<latency::Concurrency>,
@@ -366,6 +370,7 @@ impl Benchmark {
             baseline_score: None,
             op_floor_nanos: None,
             ops_ceiling: None,
+            servers: vec![],
             concurrency: None,
             latency: None,
             sequential_stop: None,

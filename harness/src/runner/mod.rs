@@ -322,6 +322,7 @@ fn benchmark(case: &Case, ctx: &RunContext<'_>) -> Benchmark {
     };
     Benchmark {
         op_floor_nanos: case.def.op_floor_nanos(&setup),
+        servers: (case.def.servers)(&setup).into_iter().map(|(s, _)| s.name().to_string()).collect(),
         ops_ceiling: (case.def.ops_ceiling)(&setup)
             .map(|c| crate::report::OpsCeiling { ops_per_sec: c.ops_per_sec, why: c.why.into() }),
         concurrency: Some(crate::report::latency::Concurrency {
