@@ -13,7 +13,7 @@ pub(crate) struct CaseRow {
     pub params: String,
     /// Measuring threads or tasks.
     pub threads: String,
-    /// The score in ops/s.
+    /// The score in ops/s, `(limit)` after it where it sits at its scheme's limit.
     pub ops: String,
     /// The score's error at 99.9% with its percentage, or `n/a (n=…)` when it has none.
     pub error: String,
@@ -43,7 +43,10 @@ impl CaseRow {
             name: b.name.clone(),
             params: b.params_text(),
             threads: b.threads().to_string(),
-            ops: score.map_or("-".into(), |s| si(s.mean)),
+            ops: score.map_or("-".into(), |s| {
+                let limit = if b.at_ceiling().is_some() { " (limit)" } else { "" };
+                format!("{}{limit}", si(s.mean))
+            }),
             error: score.map_or("-".into(), |s| {
                 s.error.map_or(format!("n/a (n={})", s.n), |e| format!("± {} ({:.1}%)", si(e), 100.0 * e / s.mean))
             }),
@@ -118,5 +121,13 @@ mod tests {
         b.servers = vec!["PostgreSQL".into()];
         assert_eq!(CaseRow::of(&b).instr, "~12345.0 (client)");
         assert_eq!(CaseRow::of(&b).forks, "1/1");
+    }
+
+    #[test]
+    fn a_score_at_its_schemes_limit_says_so() {
+        let mut b = crate::compare::fixtures::timed("ids/generate", &[&[4.09e6]]);
+        assert_eq!(CaseRow::of(&b).ops, "4.090 M");
+        b.ops_ceiling = Some(crate::report::OpsCeiling { ops_per_sec: 4.096e6, why: "Snowflake".into() });
+        assert_eq!(CaseRow::of(&b).ops, "4.090 M (limit)");
     }
 }

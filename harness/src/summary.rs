@@ -30,9 +30,6 @@ pub(crate) fn render(report: &Report) -> String {
         out.push_str(&format!("note: {}\n", crate::row::CLIENT_ONLY));
     }
     for b in report.benchmarks.iter() {
-        if let Some(limit) = b.at_ceiling() {
-            out.push_str(&format!("note: {limit}\n"));
-        }
         if let Some(w) = b.latency.as_ref().and_then(|l| l.clock_warning.as_ref()) {
             out.push_str(&format!("warning: {}: {w}\n", b.label()));
         }
