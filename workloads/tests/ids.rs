@@ -3,6 +3,7 @@
 //! workloads' own results.
 
 mod common;
+use common::on_every_backend;
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -114,16 +115,13 @@ fn encodings_round_trip_and_keep_their_width() {
     }
 }
 
-#[test]
-fn stored_ids_read_back_equal_and_in_generation_order() {
-    sqlite_backends().into_iter().for_each(stored_ids_read_back_equal_and_in_generation_order_on);
-}
-
-#[test]
-#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
-fn stored_ids_read_back_equal_and_in_generation_order_postgres() {
-    stored_ids_read_back_equal_and_in_generation_order_on(postgres_backend());
-}
+on_every_backend!(
+    stored_ids_read_back_equal_and_in_generation_order,
+    stored_ids_read_back_equal_and_in_generation_order_postgres,
+    stored_ids_read_back_equal_and_in_generation_order_on,
+    sqlite_backends(),
+    postgres_backend()
+);
 
 fn stored_ids_read_back_equal_and_in_generation_order_on(cfg: DbConfig) {
     for kind in IdKind::ALL {
@@ -157,16 +155,13 @@ fn case(cfg: &DbConfig, kind: IdKind, row_count: usize) -> IdsCase {
     IdsCase { kind, row_count, db: cfg.clone(), worker_id: 9 }
 }
 
-#[test]
-fn workloads_return_what_they_claim() {
-    sqlite_backends().into_iter().for_each(workloads_return_what_they_claim_on);
-}
-
-#[test]
-#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
-fn workloads_return_what_they_claim_postgres() {
-    workloads_return_what_they_claim_on(postgres_backend());
-}
+on_every_backend!(
+    workloads_return_what_they_claim,
+    workloads_return_what_they_claim_postgres,
+    workloads_return_what_they_claim_on,
+    sqlite_backends(),
+    postgres_backend()
+);
 
 fn workloads_return_what_they_claim_on(cfg: DbConfig) {
     for kind in [IdKind::UuidV4, IdKind::Base62UuidV7, IdKind::Snowflake] {

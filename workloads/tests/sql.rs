@@ -2,6 +2,7 @@
 //! rollback, pooled connections sharing data, and the three shapes agreeing.
 
 mod common;
+use common::on_every_backend;
 
 use workloads::db::{Backend, Db, DbConfig, Storage};
 use workloads::sql::{AsyncSelect, SpawnBlockingSelect, SqlConfig, ThreadSelect, UsersDb, check};
@@ -28,16 +29,13 @@ fn count(db: &Db) -> i64 {
 
 const INSERT: &str = "INSERT INTO benchmark_users (username, email, age) VALUES ('extra', 'extra@example.test', 1)";
 
-#[test]
-fn every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree() {
-    sqlite_configs().into_iter().for_each(every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_on);
-}
-
-#[test]
-#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
-fn every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_postgres() {
-    every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_on(postgres_config());
-}
+on_every_backend!(
+    every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree,
+    every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_postgres,
+    every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_on,
+    sqlite_configs(),
+    postgres_config()
+);
 
 fn every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_on(cfg: SqlConfig) {
     let thread = ThreadSelect::create(&cfg).unwrap();
@@ -59,16 +57,13 @@ fn every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_on(cf
     }
 }
 
-#[test]
-fn seeding_leaves_exactly_row_count_rows_with_their_values() {
-    sqlite_configs().into_iter().for_each(seeding_leaves_exactly_row_count_rows_with_their_values_on);
-}
-
-#[test]
-#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
-fn seeding_leaves_exactly_row_count_rows_with_their_values_postgres() {
-    seeding_leaves_exactly_row_count_rows_with_their_values_on(postgres_config());
-}
+on_every_backend!(
+    seeding_leaves_exactly_row_count_rows_with_their_values,
+    seeding_leaves_exactly_row_count_rows_with_their_values_postgres,
+    seeding_leaves_exactly_row_count_rows_with_their_values_on,
+    sqlite_configs(),
+    postgres_config()
+);
 
 fn seeding_leaves_exactly_row_count_rows_with_their_values_on(cfg: SqlConfig) {
     let db = UsersDb::create(&cfg).unwrap();
@@ -83,16 +78,13 @@ fn seeding_leaves_exactly_row_count_rows_with_their_values_on(cfg: SqlConfig) {
     db.teardown().unwrap();
 }
 
-#[test]
-fn rollback_leaves_no_trace_and_commit_persists() {
-    sqlite_configs().into_iter().for_each(rollback_leaves_no_trace_and_commit_persists_on);
-}
-
-#[test]
-#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
-fn rollback_leaves_no_trace_and_commit_persists_postgres() {
-    rollback_leaves_no_trace_and_commit_persists_on(postgres_config());
-}
+on_every_backend!(
+    rollback_leaves_no_trace_and_commit_persists,
+    rollback_leaves_no_trace_and_commit_persists_postgres,
+    rollback_leaves_no_trace_and_commit_persists_on,
+    sqlite_configs(),
+    postgres_config()
+);
 
 fn rollback_leaves_no_trace_and_commit_persists_on(cfg: SqlConfig) {
     let db = UsersDb::create(&cfg).unwrap();
@@ -103,16 +95,13 @@ fn rollback_leaves_no_trace_and_commit_persists_on(cfg: SqlConfig) {
     db.teardown().unwrap();
 }
 
-#[test]
-fn all_pooled_connections_see_the_same_data() {
-    sqlite_configs().into_iter().for_each(all_pooled_connections_see_the_same_data_on);
-}
-
-#[test]
-#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
-fn all_pooled_connections_see_the_same_data_postgres() {
-    all_pooled_connections_see_the_same_data_on(postgres_config());
-}
+on_every_backend!(
+    all_pooled_connections_see_the_same_data,
+    all_pooled_connections_see_the_same_data_postgres,
+    all_pooled_connections_see_the_same_data_on,
+    sqlite_configs(),
+    postgres_config()
+);
 
 fn all_pooled_connections_see_the_same_data_on(cfg: SqlConfig) {
     let asynchronous =

@@ -132,3 +132,23 @@ pub(crate) fn postgres_through_proxy() -> (String, RoundTrips) {
     let db = config.get_dbname().unwrap_or(user);
     (format!("postgres://{user}{password}@127.0.0.1:{}/{db}", proxy.port), proxy)
 }
+
+/// A test of `$on` on every SQLite configuration `$sqlite_cfgs` gives, and its PostgreSQL twin
+/// on `$pg_cfg`, ignored (with the reason) unless `--include-ignored`.
+#[allow(unused_macros, reason = "the redis tests use none of it")]
+macro_rules! on_every_backend {
+    ($sqlite:ident, $postgres:ident, $on:ident, $sqlite_cfgs:expr, $pg_cfg:expr) => {
+        #[test]
+        fn $sqlite() {
+            $sqlite_cfgs.into_iter().for_each($on);
+        }
+
+        #[test]
+        #[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+        fn $postgres() {
+            $on($pg_cfg);
+        }
+    };
+}
+#[allow(unused_imports, reason = "the redis tests use none of it")]
+pub(crate) use on_every_backend;
