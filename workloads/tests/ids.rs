@@ -211,3 +211,49 @@ fn generate_spread_takes_turns_over_its_worker_ids() {
     assert_eq!(workers, [0, 1, 2, 3, 0, 1, 2, 3]);
     w.verify(Phase::Before).unwrap();
 }
+
+#[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn id_table_ops_make_the_documented_round_trips_on_postgres() {
+    const OPS: u64 = 20;
+    let (url, proxy) = common::postgres_through_proxy();
+    let cfg = DbConfig { backend: Backend::Postgres, pool_size: 2, database_url: url };
+    let kind = IdKind::UuidV7;
+    // Round trips per op as docs/workloads.md states them; the reset before a batch insert is
+    // untimed and not counted.
+    let per_op = |name: &str, mut op: Box<dyn FnMut() + '_>, mut reset: Box<dyn FnMut() + '_>| {
+        reset();
+        op();
+        let mut flights = 0;
+        for _ in 0..OPS {
+            reset();
+            let before = proxy.count();
+            op();
+            flights += proxy.count() - before;
+        }
+        eprintln!("{name}: {} round trips per op", flights as f64 / OPS as f64);
+        flights as f64 / OPS as f64
+    };
+    let by_id = SelectById::create(&case(&cfg, kind, 40)).unwrap();
+    let mut cursor = by_id.local(0).unwrap();
+    let select_by_id = per_op("select_by_id", Box::new(|| drop(by_id.op(&mut cursor))), Box::new(|| ()));
+    let by_name = SelectByName::create(&case(&cfg, kind, 40)).unwrap();
+    let mut cursor = by_name.local(0).unwrap();
+    let select_by_name = per_op("select_by_name", Box::new(|| assert_eq!(by_name.op(&mut cursor), 1)), Box::new(|| ()));
+    let growth = InsertGrowth::create(&case(&cfg, kind, 0)).unwrap();
+    let insert_growth = per_op("insert_growth", Box::new(|| growth.op(&mut ())), Box::new(|| ()));
+    let batch = BatchInsert::create(&case(&cfg, kind, 50)).unwrap();
+    let batch_insert = per_op(
+        "batch_insert",
+        Box::new(|| assert_eq!(batch.op(&mut ()), 50)),
+        Box::new(|| batch.reset(&mut ()).unwrap()),
+    );
+    assert_eq!(
+        [select_by_id, select_by_name, insert_growth, batch_insert],
+        [3.0, 3.0, 1.0, 4.0],
+        "select_by_id, select_by_name, insert_growth, batch_insert"
+    );
+    for t in [by_id.teardown(), by_name.teardown(), growth.teardown(), batch.teardown()] {
+        t.unwrap();
+    }
+}

@@ -89,3 +89,30 @@ fn unreachable_redis_is_one_clear_line_without_the_password() {
         assert!(!e.contains("s3cretpw") && !e.contains('\n'), "{e}");
     }
 }
+
+#[test]
+#[ignore = "needs Redis at REDIS_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn a_get_is_one_round_trip_with_either_client() {
+    const OPS: u64 = 50;
+    let (url, proxy) = common::redis_through_proxy();
+    let case = RedisCase::new(&url, 20);
+    let rr = RedisRsGet::create(&case).unwrap();
+    let fred = FredGet::create(&case).unwrap();
+    let mut rr_local = rr.local(0).unwrap();
+    let mut fred_local = fred.local(0).unwrap();
+    let mut get_rr = || drop(rr.runtime().block_on(rr.op(&mut rr_local)));
+    let mut get_fred = || drop(fred.runtime().block_on(fred.op(&mut fred_local)));
+    let clients: [(&str, &mut dyn FnMut()); 2] = [("redis-rs", &mut get_rr), ("fred", &mut get_fred)];
+    for (client, op) in clients {
+        op();
+        let before = proxy.count();
+        for _ in 0..OPS {
+            op();
+        }
+        let per_op = (proxy.count() - before) as f64 / OPS as f64;
+        assert_eq!(per_op, 1.0, "{client}: {per_op} round trips per GET");
+    }
+    drop((rr_local, fred_local));
+    rr.teardown().unwrap();
+    fred.teardown().unwrap();
+}

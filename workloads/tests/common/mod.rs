@@ -152,3 +152,17 @@ macro_rules! on_every_backend {
 }
 #[allow(unused_imports, reason = "the redis tests use none of it")]
 pub(crate) use on_every_backend;
+
+/// Redis's URL rewritten to go through a [`RoundTrips`] proxy, and the proxy.
+#[allow(dead_code, reason = "only the Redis tests use it")]
+pub(crate) fn redis_through_proxy() -> (String, RoundTrips) {
+    use redis::IntoConnectionInfo;
+    let url = redis();
+    let info = url.as_str().into_connection_info().expect("REDIS_URL parses");
+    let redis::ConnectionAddr::Tcp(host, port) = info.addr().clone() else {
+        panic!("the round-trip test needs Redis over plain TCP");
+    };
+    let proxy = RoundTrips::start(format!("{host}:{port}"));
+    assert!(info.redis_settings().password().is_none(), "the round-trip test needs Redis without a password");
+    (format!("redis://127.0.0.1:{}/{}", proxy.port, info.redis_settings().db()), proxy)
+}
