@@ -116,3 +116,27 @@ fn a_get_is_one_round_trip_with_either_client() {
     rr.teardown().unwrap();
     fred.teardown().unwrap();
 }
+
+#[test]
+#[ignore = "needs Redis at REDIS_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn near_cache_hits_never_reach_redis_and_each_miss_loads_once() {
+    const OPS: u64 = 40;
+    let (url, proxy) = common::redis_through_proxy();
+    let case = RedisCase::new(&url, 20);
+    for (miss, expected) in [(false, 0.0), (true, 1.0)] {
+        let near = NearRedis::create(&case, miss).unwrap();
+        let mut local = near.local(0).unwrap();
+        // One pass over the keys fills the front.
+        for _ in 0..case.cache_size {
+            near.runtime().block_on(near.op(&mut local));
+        }
+        let before = proxy.count();
+        for _ in 0..OPS {
+            near.runtime().block_on(near.op(&mut local));
+        }
+        let per_op = (proxy.count() - before) as f64 / OPS as f64;
+        assert_eq!(per_op, expected, "near cache (miss: {miss}): {per_op} round trips to Redis per op");
+        drop(local);
+        near.teardown().unwrap();
+    }
+}
