@@ -136,7 +136,6 @@ fn near_cache_hits_never_reach_redis_and_each_miss_loads_once() {
         }
         let per_op = (proxy.count() - before) as f64 / OPS as f64;
         assert_eq!(per_op, expected, "near cache (miss: {miss}): {per_op} round trips to Redis per op");
-        drop(local);
         near.teardown().unwrap();
     }
 }
