@@ -105,11 +105,7 @@ fn a_get_is_one_round_trip_with_either_client() {
     let clients: [(&str, &mut dyn FnMut()); 2] = [("redis-rs", &mut get_rr), ("fred", &mut get_fred)];
     for (client, op) in clients {
         op();
-        let before = proxy.count();
-        for _ in 0..OPS {
-            op();
-        }
-        let per_op = (proxy.count() - before) as f64 / OPS as f64;
+        let per_op = proxy.per_op(OPS, &mut *op);
         assert_eq!(per_op, 1.0, "{client}: {per_op} round trips per GET");
     }
     drop((rr_local, fred_local));
@@ -130,11 +126,7 @@ fn near_cache_hits_never_reach_redis_and_each_miss_loads_once() {
         for _ in 0..case.cache_size {
             near.runtime().block_on(near.op(&mut local));
         }
-        let before = proxy.count();
-        for _ in 0..OPS {
-            near.runtime().block_on(near.op(&mut local));
-        }
-        let per_op = (proxy.count() - before) as f64 / OPS as f64;
+        let per_op = proxy.per_op(OPS, || drop(near.runtime().block_on(near.op(&mut local))));
         assert_eq!(per_op, expected, "near cache (miss: {miss}): {per_op} round trips to Redis per op");
         near.teardown().unwrap();
     }

@@ -200,11 +200,7 @@ fn every_shape_makes_exactly_three_round_trips_per_op_on_postgres() {
         for _ in 0..4 {
             op();
         }
-        let before = proxy.count();
-        for _ in 0..OPS {
-            assert_eq!(op(), 1, "{shape}: a seeded id counts one row");
-        }
-        let per_op = (proxy.count() - before) as f64 / OPS as f64;
+        let per_op = proxy.per_op(OPS, || assert_eq!(op(), 1, "{shape}: a seeded id counts one row"));
         assert_eq!(per_op, 3.0, "{shape}: {per_op} round trips per op, not begin + select + commit");
     }
     drop(shapes);

@@ -292,11 +292,12 @@ pub(crate) fn compare_case(label: String, base: &[Fork], new: &[Fork], options: 
 /// Compares one case of several separate runs per side: Welch's t on each run's log geometric
 /// mean of its fork medians, the run being the unit.
 pub(crate) fn compare_runs(label: String, base: &[&Benchmark], new: &[&Benchmark], options: Options) -> Row {
-    let run_means = |side: &[&Benchmark]| -> Vec<f64> {
-        side.iter().filter_map(|b| geometric_mean(&fork_medians(&b.forks))).collect()
-    };
-    let (b, n) = (run_means(base), run_means(new));
-    let ok_forks = |side: &[&Benchmark]| side.iter().map(|b| fork_medians(&b.forks).len()).sum::<usize>();
+    let medians =
+        |side: &[&Benchmark]| -> Vec<Vec<(u32, f64)>> { side.iter().map(|b| fork_medians(&b.forks)).collect() };
+    let (base_medians, new_medians) = (medians(base), medians(new));
+    let run_means = |side: &[Vec<(u32, f64)>]| -> Vec<f64> { side.iter().filter_map(|m| geometric_mean(m)).collect() };
+    let (b, n) = (run_means(&base_medians), run_means(&new_medians));
+    let ok_forks = |side: &[Vec<(u32, f64)>]| side.iter().map(Vec::len).sum::<usize>();
     let test = welch(&b, &n, 1.0 - options.alpha);
     let runs = (b.len(), n.len());
     let verdict = verdict(test.as_ref(), options.alpha, options.noise_band_pct / 100.0, runs);
@@ -306,7 +307,7 @@ pub(crate) fn compare_runs(label: String, base: &[&Benchmark], new: &[&Benchmark
         base: base_mean,
         new: new_mean,
         test,
-        forks: (ok_forks(base), ok_forks(new)),
+        forks: (ok_forks(&base_medians), ok_forks(&new_medians)),
         runs: Some(runs),
         pairs: vec![],
         verdict,

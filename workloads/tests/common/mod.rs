@@ -115,6 +115,16 @@ impl RoundTrips {
     pub(crate) fn count(&self) -> u64 {
         self.flights.load(std::sync::atomic::Ordering::SeqCst)
     }
+
+    /// Round trips per op over `ops` calls of `op`.
+    #[allow(dead_code, reason = "the tests without a proxy use none of it")]
+    pub(crate) fn per_op(&self, ops: u64, mut op: impl FnMut()) -> f64 {
+        let before = self.count();
+        for _ in 0..ops {
+            op();
+        }
+        (self.count() - before) as f64 / ops as f64
+    }
 }
 
 /// PostgreSQL's URL rewritten to go through a [`RoundTrips`] proxy, and the proxy.
