@@ -43,7 +43,7 @@ pub(crate) const DEFAULT_ITERATIONS: u32 = 3;
 /// Default iteration time (warmup and measured).
 pub(crate) const DEFAULT_TIME: Duration = Duration::from_secs(1);
 
-const ALL_GROUPS: &[&str] = &["baseline", "sql", "ids", "cache", "redis"];
+const ALL_GROUPS: &[&str] = &["baseline", "sql", "orm", "ids", "cache", "redis"];
 
 /// Every configuration.
 pub(crate) static CONFIGURATIONS: &[Configuration] = &[
@@ -57,7 +57,7 @@ pub(crate) static CONFIGURATIONS: &[Configuration] = &[
     Configuration {
         name: "smoke",
         about: "everything except Redis, small and short: proves the build runs",
-        groups: &["baseline", "sql", "ids", "cache"],
+        groups: &["baseline", "sql", "orm", "ids", "cache"],
         defaults: SettingDefaults {
             warmup_iterations: Some(1),
             warmup_time: Some(Duration::from_millis(50)),
@@ -72,6 +72,13 @@ pub(crate) static CONFIGURATIONS: &[Configuration] = &[
         groups: &["sql"],
         defaults: NONE,
         params: &[("db", "sqlite,postgres")],
+    },
+    Configuration {
+        name: "orm",
+        about: "Diesel's select-by-id shapes beside their raw-driver twins, on SQLite and PostgreSQL",
+        groups: &["orm", "sql"],
+        defaults: NONE,
+        params: &[("db", "sqlite,postgres"), ("row_count", "1000")],
     },
     Configuration {
         name: "ids",
@@ -264,7 +271,7 @@ mod tests {
     #[test]
     fn unknown_configuration_lists_the_known_ones() {
         let e = configuration("nope").unwrap_err().0;
-        assert_eq!(e, "unknown configuration 'nope': choose one of main, smoke, sql, ids, cache, redis");
+        assert_eq!(e, "unknown configuration 'nope': choose one of main, smoke, sql, orm, ids, cache, redis");
     }
 
     #[test]

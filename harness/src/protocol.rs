@@ -189,6 +189,12 @@ pub(crate) enum Message {
         /// Why not, or which.
         detail: String,
     },
+    /// After the last timed op: what the servers counted of the fork's work (deltas by name,
+    /// with `ops_run`, every op the worker ran, calibration and warmup included).
+    Tallied {
+        /// The deltas.
+        observed: BTreeMap<String, i64>,
+    },
     /// The instrumented ops ran and callgrind dumped their counts (instruction forks only).
     Instrumented {
         /// Ops run with collection on.

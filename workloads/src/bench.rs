@@ -107,6 +107,10 @@ pub trait Prepared: Send + Sync {
     fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
         Ok(vec![])
     }
+    /// The counts a server keeps of the ops' work (see [`Workload::tally`]).
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        Ok(vec![])
+    }
     /// Whether an op executes the same instructions in every run (see [`Workload::deterministic`]).
     fn deterministic(&self) -> bool;
     /// For async workloads, `n` measuring tasks on the workload's runtime; `None` for blocking
@@ -339,6 +343,9 @@ impl<W: Workload> Prepared for Blocking<W> {
     fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
         self.0.observe()
     }
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        self.0.tally()
+    }
     fn deterministic(&self) -> bool {
         self.0.deterministic()
     }
@@ -364,6 +371,9 @@ impl<W: AsyncWorkload> Prepared for Async<W> {
     }
     fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
         self.0.observe()
+    }
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        self.0.tally()
     }
     fn deterministic(&self) -> bool {
         self.0.deterministic()

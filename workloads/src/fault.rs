@@ -53,7 +53,48 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     fault!("fault/stdout_flood", "writes 64 KiB to stdout and stderr per op, then ends normally", Fault::Flood),
     fault!("fault/setup_error", "setup returns an error", Fault::SetupError),
     fault!("fault/verify_error", "the correctness check after measuring fails", Fault::VerifyError),
+    WorkloadDef {
+        name: "fault/skips_statement",
+        about: "sql/thread_select_by_id whose op commits an empty transaction: its checks pass, the server's counts do not",
+        params: &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES],
+        hidden: true,
+        setup: |ctx| Ok(blocking(SkipsStatement(crate::sql::ThreadSelect::create(&crate::sql::SqlConfig::from(ctx)?)?))),
+        servers: crate::db::servers,
+        op_floor: crate::def::OpFloor::None,
+        ops_ceiling: crate::def::no_ceiling,
+        shareable: true,
+    },
 ];
+
+/// `db` of `fault/skips_statement`: only a server keeps the counts that catch it.
+const POSTGRES: ParamSpec = ParamSpec { defaults: &["postgres"], ..crate::db::DB };
+
+/// `fault/skips_statement`: `BEGIN; COMMIT` per op, without the select its twin makes, yet the
+/// same checks (made through the real select) and the same server counts.
+struct SkipsStatement(crate::sql::ThreadSelect);
+
+impl Workload for SkipsStatement {
+    type Local = ();
+    type Output = i64;
+    fn local(&self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn op(&self, _: &mut ()) -> i64 {
+        let crate::db::Db::Postgres(pg) = &self.0.fixture().0 else { return 1 };
+        let mut conn = pg.pool.get().expect("a pooled connection");
+        conn.client.transaction().and_then(|tx| tx.commit()).expect("an empty transaction");
+        1
+    }
+    fn verify(&self, phase: Phase) -> anyhow::Result<()> {
+        Workload::verify(&self.0, phase)
+    }
+    fn teardown(&self) -> anyhow::Result<()> {
+        Workload::teardown(&self.0)
+    }
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        Workload::tally(&self.0)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fault {

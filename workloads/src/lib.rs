@@ -12,12 +12,14 @@ pub mod db;
 pub mod def;
 pub mod fault;
 pub mod ids;
+pub mod orm;
 pub mod params;
 pub mod probe;
 pub mod redact;
 pub mod redis;
 pub mod registry;
 pub mod sql;
+pub mod tally;
 mod workload;
 
 pub use bench::{
@@ -25,6 +27,7 @@ pub use bench::{
 };
 pub use def::{Server, ServerFailed, SetupContext, WorkloadDef, server_failed};
 pub use params::{ParamKind, ParamSpec, Params};
+pub use tally::{PerOp, Tally};
 pub use workload::{AsyncWorkload, Phase, Workload};
 
 /// The runtime async workloads own: current-thread, so the worker's measuring thread drives

@@ -1,12 +1,13 @@
 //! The list of every workload: each group's `WORKLOADS`, in listing order.
 
-use crate::{WorkloadDef, baseline, cache, fault, ids, probe, redis, sql};
+use crate::{WorkloadDef, baseline, cache, fault, ids, orm, probe, redis, sql};
 
 /// Every workload, hidden ones included, in listing order.
 pub fn all() -> Vec<&'static WorkloadDef> {
     baseline::WORKLOADS
         .iter()
         .chain(sql::WORKLOADS)
+        .chain(orm::WORKLOADS)
         .chain(ids::WORKLOADS)
         .chain(cache::WORKLOADS)
         .chain(redis::WORKLOADS)

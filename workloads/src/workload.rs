@@ -45,6 +45,11 @@ pub trait Workload: Send + Sync + 'static {
     fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
         Ok(vec![])
     }
+    /// The counts a server keeps of the ops' work, read before the first op and after the last
+    /// (every measurer's local state dropped): see [`crate::tally`].
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        Ok(vec![])
+    }
     /// Whether an op executes the same instructions in every run: false when it reads a clock,
     /// hands work to another thread or talks to a server.
     fn deterministic(&self) -> bool {
@@ -85,6 +90,10 @@ pub trait AsyncWorkload: Send + Sync + 'static {
     }
     /// Numbers recorded with each iteration (see [`Workload::observe`]).
     fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
+        Ok(vec![])
+    }
+    /// The counts a server keeps of the ops' work (see [`Workload::tally`]).
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
         Ok(vec![])
     }
 }

@@ -188,6 +188,11 @@ pub(crate) struct Fork {
     #[serde(skip)]
     #[schemars(skip)]
     pub shape: Option<String>,
+    /// What the servers counted of the fork's work, from before its first op to after its last
+    /// (for example `pg_table_scans`, `pg_xact_commit`, `redis_get_calls`), with `ops_run`: every
+    /// op the worker ran, calibration and warmup included. The fork fails when they disagree.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub observed: BTreeMap<String, i64>,
     /// Warmup iterations (not scored).
     pub warmup: Vec<Iteration>,
     /// Measured iterations.
@@ -346,6 +351,7 @@ impl Fork {
             hardware_counters: None,
             latency: None,
             shape: None,
+            observed: BTreeMap::new(),
             warmup: vec![],
             iterations: vec![],
             wall_nanos: 0,

@@ -84,6 +84,12 @@ impl Progress<'_> {
                 }
                 self.instrumented = Some((*ops, *deterministic));
             }
+            (true, Message::Tallied { observed }) => {
+                if !self.fork.observed.is_empty() {
+                    return Err("a second tallied message".into());
+                }
+                self.fork.observed = observed.clone();
+            }
             (true, Message::Verified { phase: VerifyPhase::After }) => self.verified_after = true,
             (true, Message::Ready) if self.task.lockstep => {}
             (true, Message::Ready) => return Err("a ready message from a worker not run in lockstep".into()),
@@ -145,6 +151,7 @@ fn kind(m: &Message) -> &'static str {
         Message::Iteration { .. } => "iteration",
         Message::Latency { .. } => "latency",
         Message::Instrumented { .. } => "instrumented",
+        Message::Tallied { .. } => "tallied",
         Message::Counters { .. } => "counters",
         Message::Ready => "ready",
         Message::Done => "done",

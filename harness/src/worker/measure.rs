@@ -33,12 +33,14 @@ pub(crate) fn batch_target(iteration: Duration, clock_read_nanos: f64) -> Durati
     (iteration / 1000).clamp(floor, ceiling)
 }
 
-/// The batch size whose run lasts at least `target`: grows from one op until a batch does.
-pub(crate) fn calibrate(bench: &mut dyn Bench, target: Duration) -> u64 {
-    let mut n: u64 = 1;
-    let timed = |bench: &mut dyn Bench, n: u64| {
+/// The batch size whose run lasts at least `target`, grown from one op until a batch does, and
+/// the ops the calibration ran.
+pub(crate) fn calibrate(bench: &mut dyn Bench, target: Duration) -> (u64, u64) {
+    let (mut n, mut ran): (u64, u64) = (1, 0);
+    let mut timed = |bench: &mut dyn Bench, n: u64| {
         let start = Instant::now();
         bench.run_batch(n);
+        ran += n;
         start.elapsed()
     };
     loop {
@@ -49,7 +51,7 @@ pub(crate) fn calibrate(bench: &mut dyn Bench, target: Duration) -> u64 {
             elapsed = elapsed.min(timed(bench, n));
         }
         if elapsed >= target || n >= MAX_BATCH {
-            return n;
+            return (n, ran);
         }
         let factor =
             if elapsed.is_zero() { 16.0 } else { (target.as_secs_f64() / elapsed.as_secs_f64()).clamp(2.0, 16.0) };
@@ -94,7 +96,8 @@ mod tests {
 
     #[test]
     fn slow_ops_get_batch_of_one() {
-        assert_eq!(calibrate(&mut Sleepy(Duration::from_millis(2)), Duration::from_millis(1)), 1);
+        // One op, run twice: the slow batch is confirmed before it is chosen.
+        assert_eq!(calibrate(&mut Sleepy(Duration::from_millis(2)), Duration::from_millis(1)), (1, 2));
     }
 
     /// The first op is slow (cold start), every later one is fast.
@@ -111,7 +114,7 @@ mod tests {
 
     #[test]
     fn a_cold_first_op_does_not_fix_the_batch_size() {
-        assert!(calibrate(&mut ColdStart(false), Duration::from_millis(1)) > 1);
+        assert!(calibrate(&mut ColdStart(false), Duration::from_millis(1)).0 > 1);
     }
 
     #[test]

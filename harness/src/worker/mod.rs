@@ -137,13 +137,21 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         return ch.fail(Stage::Verify, &e.context("check before measuring"));
     }
     ch.send(&Message::Verified { phase: VerifyPhase::Before });
+    // Before any measurer holds a connection, so that every one can flush its counts.
+    let tallied_before = match task.instructions {
+        Some(_) => vec![],
+        None => match prepared.tally() {
+            Ok(t) => t,
+            Err(e) => return ch.fail(Stage::Verify, &e.context("server counts before the first op")),
+        },
+    };
     let bench = match prepared.bench(0) {
         Ok(b) => b,
         Err(e) => return ch.fail(Stage::Setup, &e),
     };
     let outcome = match task.instructions {
         Some(instr) => count_instructions(ch, instr, prepared.as_ref(), bench),
-        None => time_iterations(ch, task, prepared.as_ref(), bench),
+        None => time_iterations(ch, task, prepared.as_ref(), bench, &tallied_before),
     };
     match outcome {
         Ok(()) => finish(ch, prepared.as_ref()),
@@ -171,21 +179,24 @@ fn count_instructions(
 }
 
 /// Time mode: calibrates the batch, assembles the measurers, runs the warmup and measured
-/// iterations (each after the parent's go in lockstep) and sends the latency histogram.
+/// iterations (each after the parent's go in lockstep), sends the latency histogram, and holds
+/// the servers' counts against every op run.
 fn time_iterations(
     ch: &mut Channel,
     task: &Task,
     prepared: &dyn Prepared,
     mut bench: Box<dyn Bench>,
+    tallied_before: &[workloads::Tally],
 ) -> Result<(), ExitCode> {
     await_go(ch, task);
     let iteration_time = Duration::from_nanos(task.iteration_nanos);
-    let (batch, per_op_reset) = calibrate(ch, prepared, bench.as_mut(), iteration_time);
+    let (batch, per_op_reset, mut ops_run) = calibrate(ch, prepared, bench.as_mut(), iteration_time);
     let hw = open_counters(ch);
     // Sample-time mode: groups of ops lasting about a microsecond, from the calibrated batch.
     let sample = (task.sample && !per_op_reset).then(|| {
         let start = std::time::Instant::now();
         bench.run_batch(batch);
+        ops_run += batch;
         crew::ops_per_sample(start.elapsed().as_nanos() as f64 / batch as f64, batch)
     });
     let crew = assemble_crew(prepared, bench, task.threads.max(1) as usize).map_err(|e| ch.fail(Stage::Setup, &e))?;
@@ -201,6 +212,9 @@ fn time_iterations(
         for index in 0..count {
             await_go(ch, task);
             let message = m.iteration(task, prepared, kind, index, time).map_err(|e| ch.fail(Stage::Verify, &e))?;
+            if let Message::Iteration { ops, .. } = &message {
+                ops_run += ops;
+            }
             ch.send(&message);
         }
     }
@@ -211,23 +225,41 @@ fn time_iterations(
         });
     }
     drop(m);
+    tally_after(ch, prepared, tallied_before, ops_run)?;
     await_go(ch, task);
     Ok(())
 }
 
+/// Every measurer's local state dropped: reads the servers' counts again, sends the deltas and
+/// fails the fork when they do not match the ops run.
+fn tally_after(
+    ch: &mut Channel,
+    prepared: &dyn Prepared,
+    before: &[workloads::Tally],
+    ops_run: u64,
+) -> Result<(), ExitCode> {
+    if before.is_empty() {
+        return Ok(());
+    }
+    let after = prepared.tally().map_err(|e| ch.fail(Stage::Verify, &e.context("server counts after the last op")))?;
+    ch.send(&Message::Tallied { observed: workloads::tally::deltas(before, &after, ops_run) });
+    workloads::tally::check(before, &after, ops_run).map_err(|e| ch.fail(Stage::Verify, &anyhow::anyhow!(e)))
+}
+
 /// Finds the batch of ops between two clock reads (1 for workloads that reset before every op)
-/// and says so to the parent.
-fn calibrate(ch: &mut Channel, prepared: &dyn Prepared, bench: &mut dyn Bench, time: Duration) -> (u64, bool) {
+/// and says so to the parent; also returns the ops the calibration ran.
+fn calibrate(ch: &mut Channel, prepared: &dyn Prepared, bench: &mut dyn Bench, time: Duration) -> (u64, bool, u64) {
     let clock = measure::clock_read_nanos();
     let per_op_reset = prepared.resets_per_op();
-    let batch = if per_op_reset { 1 } else { measure::calibrate(bench, measure::batch_target(time, clock)) };
+    let (batch, ran) =
+        if per_op_reset { (1, 0) } else { measure::calibrate(bench, measure::batch_target(time, clock)) };
     ch.send(&Message::Calibrated {
         shape: prepared.shape().as_str().into(),
         batch_size: batch,
         clock_read_nanos: clock,
         per_op_reset,
     });
-    (batch, per_op_reset)
+    (batch, per_op_reset, ran)
 }
 
 /// The hardware counters, if this machine has them; the parent hears either way.

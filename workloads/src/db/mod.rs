@@ -168,6 +168,18 @@ impl Db {
         Ok(())
     }
 
+    /// The server's counts of `table` (see [`postgres::PgDb::tallies`]); none on SQLite.
+    pub fn tallies(
+        &self,
+        table: &str,
+        counted: &[(postgres::TableCount, crate::PerOp)],
+    ) -> anyhow::Result<Vec<crate::Tally>> {
+        match self {
+            Db::Sqlite(_) => Ok(vec![]),
+            Db::Postgres(db) => db.tallies(table, counted),
+        }
+    }
+
     /// Drops what setup created on a server (SQLite goes with the fixture).
     pub fn teardown(&self) -> anyhow::Result<()> {
         match self {

@@ -3,6 +3,7 @@
 //! teardown.
 
 use crate::redact::redact;
+use crate::{PerOp, Tally};
 use anyhow::Context;
 use postgres::{Client, NoTls, Statement};
 use std::str::FromStr;
@@ -10,6 +11,31 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long a connection attempt may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Makes the connection's backend flush the statistics it holds back when it next goes idle,
+/// before it answers: PostgreSQL 15 and later flush a backend's counts at most once a second,
+/// and up to 10 s later when the backend sits idle.
+pub const FLUSH_STATS: &str = "SELECT pg_stat_force_next_flush()";
+
+/// A counter `pg_stat_user_tables` keeps per table (its column in [`PgDb::tallies`]' query).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableCount {
+    /// Scans started on the table, by index or sequentially (`idx_scan + seq_scan`): one per
+    /// lookup, whichever plan the server picks (a table of a few pages is read sequentially).
+    Scans = 0,
+    /// Rows inserted (`n_tup_ins`).
+    RowsInserted = 1,
+}
+
+impl TableCount {
+    /// Its name in a fork's `observed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TableCount::Scans => "pg_table_scans",
+            TableCount::RowsInserted => "pg_rows_inserted",
+        }
+    }
+}
 
 /// A blocking connection with its workload's prepared statements.
 pub struct PgConn {
@@ -106,6 +132,49 @@ impl PgDb {
                 Err(e)
             }
         }
+    }
+
+    /// Makes every pooled connection flush the statistics it holds back (see [`FLUSH_STATS`]).
+    pub fn flush_stats(&self) -> anyhow::Result<()> {
+        let held = (0..self.pool.state().connections).map(|_| self.pool.get()).collect::<Result<Vec<_>, _>>()?;
+        for mut conn in held {
+            conn.client.batch_execute(FLUSH_STATS)?;
+        }
+        Ok(())
+    }
+
+    /// After [`PgDb::flush_stats`] (and the flush of any other pool on the schema): the server's
+    /// counts of `table` in the fork's schema, and the database's commits; none before
+    /// PostgreSQL 15, whose statistics cannot be flushed on demand.
+    pub fn tallies(&self, table: &str, counted: &[(TableCount, PerOp)]) -> anyhow::Result<Vec<Tally>> {
+        self.flush_stats()?;
+        let mut conn = self.pool.get()?;
+        let version: i32 = conn.client.query_one("SELECT current_setting('server_version_num')::int", &[])?.get(0);
+        if version < 150_000 {
+            return Ok(vec![]);
+        }
+        let row = conn.client.query_one(
+            "SELECT coalesce(s.idx_scan, 0) + s.seq_scan, s.n_tup_ins, d.xact_commit
+             FROM pg_stat_user_tables s, pg_stat_database d
+             WHERE s.schemaname = $1 AND s.relname = $2 AND d.datname = current_database()",
+            &[&self.schema, &table],
+        )?;
+        let mut tallies: Vec<Tally> = counted
+            .iter()
+            .map(|&(count, per_op)| Tally {
+                name: count.name(),
+                value: row.get(count as usize),
+                per_op,
+                keeper: "PostgreSQL's pg_stat_user_tables",
+            })
+            .collect();
+        tallies.push(Tally {
+            name: "pg_xact_commit",
+            value: row.get(2),
+            per_op: PerOp::AtLeast(1),
+            keeper: "PostgreSQL's pg_stat_database",
+        });
+        Ok(tallies)
     }
 
     /// Drops the fork's schema and everything in it.

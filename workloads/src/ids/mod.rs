@@ -11,7 +11,8 @@ pub use table::{IdsDb, Rows};
 use crate::db::{DB, DbConfig};
 use crate::params::{ParamKind, ParamSpec};
 use crate::sql::ROW_COUNT;
-use crate::{Phase, Prepared, SetupContext, Workload, WorkloadDef, blocking};
+use crate::db::postgres::TableCount;
+use crate::{PerOp, Phase, Prepared, SetupContext, Workload, WorkloadDef, blocking};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// `kind`: the identifier kind.
@@ -280,6 +281,10 @@ impl Workload for BatchInsert {
     fn teardown(&self) -> anyhow::Result<()> {
         self.table.teardown()
     }
+    /// Every op inserts `row_count` rows (the untimed emptying inserts none).
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        self.table.tally(&[(TableCount::RowsInserted, PerOp::Exactly(self.row_count as i64))])
+    }
 }
 
 /// A table seeded with `row_count` rows that stays seeded while it is measured.
@@ -360,6 +365,10 @@ impl Workload for SelectByName {
     fn teardown(&self) -> anyhow::Result<()> {
         self.0.table.teardown()
     }
+    /// Every op scans the table (at least once: a parallel plan counts each worker's scan).
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        self.0.table.tally(&[(TableCount::Scans, PerOp::AtLeast(1))])
+    }
 }
 
 /// `ids/select_by_id`.
@@ -413,6 +422,10 @@ impl Workload for SelectById {
     fn teardown(&self) -> anyhow::Result<()> {
         self.0.table.teardown()
     }
+    /// Every op looks its key up once.
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        self.0.table.tally(&[(TableCount::Scans, PerOp::Exactly(1))])
+    }
 }
 
 /// `ids/insert_growth`: single-row inserts; the table is never emptied.
@@ -456,5 +469,9 @@ impl Workload for InsertGrowth {
     }
     fn teardown(&self) -> anyhow::Result<()> {
         self.table.teardown()
+    }
+    /// Every op inserts one row.
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        self.table.tally(&[(TableCount::RowsInserted, PerOp::Exactly(1))])
     }
 }

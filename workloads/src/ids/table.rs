@@ -5,7 +5,7 @@
 //! not sort in byte order, and the time-ordered kinds would lose their point.
 
 use super::kinds::{IdKind, IdValue};
-use crate::db::postgres::PgConn;
+use crate::db::postgres::{PgConn, TableCount};
 use crate::db::{Backend, Db, DbConfig, Init};
 use postgres::types::{IsNull, ToSql as PgToSql, Type, to_sql_checked};
 use rusqlite::OptionalExtension;
@@ -220,6 +220,11 @@ impl IdsDb {
                     .collect()
             }
         })
+    }
+
+    /// PostgreSQL's counts of the kind's table (see [`Db::tallies`]); none on SQLite.
+    pub fn tally(&self, counted: &[(TableCount, crate::PerOp)]) -> anyhow::Result<Vec<crate::Tally>> {
+        self.db.tallies(&table(self.kind), counted)
     }
 
     /// Drops what setup created on a server.

@@ -145,6 +145,7 @@ pub async fn fred_client(url: &str, resp3: bool) -> anyhow::Result<fred::clients
 
 /// `redis/redis_rs_get`.
 pub struct RedisRsGet {
+    url: String,
     conn: redis::aio::MultiplexedConnection,
     keys: Vec<String>,
     runtime: tokio::runtime::Runtime,
@@ -175,7 +176,7 @@ impl RedisRsGet {
             }
             anyhow::Ok(conn)
         })?;
-        Ok(RedisRsGet { conn, keys, runtime })
+        Ok(RedisRsGet { url: case.url.clone(), conn, keys, runtime })
     }
 
     /// One get as the op runs it, on a handle of the multiplexed connection.
@@ -213,6 +214,9 @@ impl AsyncWorkload for RedisRsGet {
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
         self.runtime.block_on(check_gets(&self.keys, |key| self.get(key)))
     }
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        Ok(vec![get_tally(&self.url, 1)?])
+    }
     fn teardown(&self) -> anyhow::Result<()> {
         self.runtime.block_on(async {
             let mut conn = self.conn.clone();
@@ -226,6 +230,7 @@ impl AsyncWorkload for RedisRsGet {
 
 /// `redis/fred_get`.
 pub struct FredGet {
+    url: String,
     client: fred::clients::Client,
     keys: Vec<String>,
     runtime: tokio::runtime::Runtime,
@@ -241,7 +246,7 @@ impl FredGet {
             write_binary(&client, &keys).await?;
             anyhow::Ok(client)
         })?;
-        Ok(FredGet { client, keys, runtime })
+        Ok(FredGet { url: case.url.clone(), client, keys, runtime })
     }
 
     /// One get as the op runs it.
@@ -294,9 +299,42 @@ impl AsyncWorkload for FredGet {
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
         self.runtime.block_on(check_gets(&self.keys, |key| self.get(key)))
     }
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        Ok(vec![get_tally(&self.url, 1)?])
+    }
     fn teardown(&self) -> anyhow::Result<()> {
         self.runtime.block_on(delete_keys(&self.client, &self.keys))
     }
+}
+
+/// Redis's count of GET calls since it started (`INFO commandstats`), read on a connection of
+/// its own; the server's, so other clients add to it too.
+pub fn get_calls(url: &str) -> anyhow::Result<i64> {
+    let client = redis::Client::open(url).map_err(|e| unreachable(url, e))?;
+    let mut conn = client.get_connection_with_timeout(CONNECT_TIMEOUT).map_err(|e| unreachable(url, e))?;
+    let stats: String = redis::cmd("INFO").arg("commandstats").query(&mut conn)?;
+    Ok(calls_of(&stats, "get"))
+}
+
+/// The `calls=` of `cmdstat_<command>` in `INFO commandstats` output (0 if never called).
+fn calls_of(stats: &str, command: &str) -> i64 {
+    let prefix = format!("cmdstat_{command}:");
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|fields| fields.split(',').find_map(|f| f.strip_prefix("calls=")))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The GET count as a [`crate::Tally`]: at least `per_op` per op.
+pub fn get_tally(url: &str, per_op: i64) -> anyhow::Result<crate::Tally> {
+    Ok(crate::Tally {
+        name: "redis_get_calls",
+        value: get_calls(url)?,
+        per_op: crate::PerOp::AtLeast(per_op),
+        keeper: "Redis's INFO commandstats",
+    })
 }
 
 /// Each sampled key reads back exactly the entity written under it; an absent key reads nothing.
@@ -313,4 +351,14 @@ where
     let absent = "harness:absent-key";
     anyhow::ensure!(get(absent).await?.is_none(), "{absent} exists");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn calls_are_read_from_commandstats() {
+        let stats = "# Commandstats\r\ncmdstat_getex:calls=7,usec=1\r\ncmdstat_get:calls=12345,usec=99,usec_per_call=0.01,rejected_calls=0,failed_calls=0\r\n";
+        assert_eq!(super::calls_of(stats, "get"), 12345);
+        assert_eq!(super::calls_of(stats, "set"), 0);
+    }
 }

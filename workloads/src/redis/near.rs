@@ -8,11 +8,14 @@ use crate::cache::{BackStore, Entity, KeyCursor, NearCache};
 use crate::{AsyncWorkload, Phase};
 use fred::interfaces::{KeysInterface, TrackingInterface};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A Redis back store: keys `<prefix>near:<id>`, binary codec.
 pub struct RedisStore {
     client: fred::clients::Client,
     key_prefix: String,
+    /// Loads that went to Redis (near-cache misses).
+    loads: AtomicU64,
 }
 
 impl RedisStore {
@@ -30,6 +33,7 @@ impl RedisStore {
 impl BackStore<u64, Arc<Entity>> for RedisStore {
     fn load<'a>(&'a self, id: &'a u64) -> BoxFuture<'a, anyhow::Result<Option<Arc<Entity>>>> {
         Box::pin(async move {
+            self.loads.fetch_add(1, Ordering::Relaxed);
             let bytes: Option<bytes::Bytes> = self.client.get(self.key(*id)).await?;
             Ok(bytes.map(|b| Entity::from_binary(&b)).transpose()?.map(Arc::new))
         })
@@ -38,6 +42,7 @@ impl BackStore<u64, Arc<Entity>> for RedisStore {
 
 /// `redis/near_hit` and `redis/near_miss`.
 pub struct NearRedis {
+    url: String,
     near: Arc<NearCache<u64, Arc<Entity>>>,
     store: Arc<RedisStore>,
     keys: Vec<String>,
@@ -56,7 +61,7 @@ impl NearRedis {
             // Default tracking mode: the server remembers the keys this connection read and
             // pushes an invalidation when any connection changes one of them.
             client.start_tracking(None, false, false, false, false).await?;
-            let store = Arc::new(RedisStore { client, key_prefix: format!("{}near:", case.prefix) });
+            let store = Arc::new(RedisStore { client, key_prefix: format!("{}near:", case.prefix), loads: AtomicU64::new(0) });
             let near = Arc::new(NearCache::new(case.cache_size, store.clone() as Arc<dyn BackStore<_, _>>));
             let mut invalidations = store.client.invalidation_rx();
             let (front, keys_of) = (near.front().clone(), Arc::clone(&store));
@@ -74,7 +79,7 @@ impl NearRedis {
             }
             anyhow::Ok((near, store))
         })?;
-        Ok(NearRedis { near, store, keys, miss, runtime })
+        Ok(NearRedis { url: case.url.clone(), near, store, keys, miss, runtime })
     }
 
     /// The near cache.
@@ -123,5 +128,16 @@ impl AsyncWorkload for NearRedis {
     }
     fn teardown(&self) -> anyhow::Result<()> {
         self.runtime.block_on(delete_keys(&self.store.client, &self.keys))
+    }
+    /// A hit loads nothing from Redis, a miss exactly one key (one GET).
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        let per_op = i64::from(self.miss);
+        let loads = crate::Tally {
+            name: "near_cache_loads",
+            value: self.store.loads.load(Ordering::Relaxed) as i64,
+            per_op: crate::PerOp::Exactly(per_op),
+            keeper: "the near cache",
+        };
+        Ok(vec![loads, super::get_tally(&self.url, per_op)?])
     }
 }

@@ -146,6 +146,14 @@ impl UsersDb {
         })
     }
 
+    /// PostgreSQL's counts of the op's work after flushing this pool's connections (flush any
+    /// other pool on the schema first): one scan of `benchmark_users` per op, and its
+    /// commit. None on SQLite.
+    pub fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        use crate::db::postgres::TableCount;
+        self.0.tallies("benchmark_users", &[(TableCount::Scans, crate::PerOp::Exactly(1))])
+    }
+
     /// Every seeded id, ascending.
     pub fn ids(&self) -> anyhow::Result<Vec<i64>> {
         self.query_i64s("SELECT id FROM benchmark_users ORDER BY id")

@@ -61,6 +61,9 @@ impl Workload for ThreadSelect {
     fn teardown(&self) -> anyhow::Result<()> {
         self.db.teardown()
     }
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        self.db.tally()
+    }
 }
 
 /// `sql/spawn_blocking_select_by_id`: the same blocking call on tokio's blocking pool, awaited.
@@ -124,6 +127,9 @@ impl AsyncWorkload for SpawnBlockingSelect {
     }
     fn teardown(&self) -> anyhow::Result<()> {
         self.db.teardown()
+    }
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        self.db.tally()
     }
 }
 
@@ -198,6 +204,20 @@ impl AsyncDb {
     /// (sqlx pings a connection when it goes back to the pool: one more round trip).
     pub async fn select_by_id(&self, id: i64) -> anyhow::Result<i64> {
         self.acquire().await?.select_by_id(id).await
+    }
+
+    /// Makes every PostgreSQL connection of the pool flush the statistics it holds back.
+    pub async fn flush_stats(&self) -> anyhow::Result<()> {
+        if let AsyncDb::Postgres(pool) = self {
+            let mut held = Vec::new();
+            for _ in 0..pool.size() {
+                held.push(pool.acquire().await?);
+            }
+            for conn in &mut held {
+                sqlx::query(crate::db::postgres::FLUSH_STATS).execute(&mut **conn).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Closes every connection.
@@ -317,5 +337,9 @@ impl AsyncWorkload for AsyncSelect {
     fn teardown(&self) -> anyhow::Result<()> {
         self.runtime.block_on(self.pool.close());
         self.fixture.teardown()
+    }
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        self.runtime.block_on(self.pool.flush_stats())?;
+        self.fixture.tally()
     }
 }
