@@ -6,6 +6,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
+/// Counting was asked for (`--alloc`): [`op_window`] may turn it on and off around ops.
+static REQUESTED: AtomicBool = AtomicBool::new(false);
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 static BYTES: AtomicU64 = AtomicU64::new(0);
 
@@ -48,7 +50,22 @@ fn count(bytes: usize) {
 
 /// Starts counting.
 pub(crate) fn enable() {
+    REQUESTED.store(true, Ordering::SeqCst);
     ENABLED.store(true, Ordering::SeqCst);
+}
+
+/// Counts an allocation made outside Rust's allocator (SQLite's own, see
+/// [`workloads::db::sqlite_alloc`]), when counting is on.
+pub(crate) fn count_foreign(bytes: usize) {
+    count(bytes);
+}
+
+/// Opens (`true`) or closes the counting window around one op of a workload that resets before
+/// every op, so that the untimed reset's allocations are not counted; nothing without `--alloc`.
+pub(crate) fn op_window(open: bool) {
+    if REQUESTED.load(Ordering::Relaxed) {
+        ENABLED.store(open, Ordering::SeqCst);
+    }
 }
 
 /// `(allocations, bytes)` counted so far.

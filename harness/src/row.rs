@@ -22,7 +22,7 @@ pub(crate) struct CaseRow {
     /// Instructions per op, `~` first where counts vary run to run, `(client)` after where
     /// the op talks to a server whose work is not counted.
     pub instr: String,
-    /// Allocations per op.
+    /// Allocations per op, `(client)` after where the op talks to a server.
     pub allocs: String,
     /// Latency percentiles (`--mode sample`).
     pub p50: String,
@@ -55,7 +55,10 @@ impl CaseRow {
                 let client = if b.servers.is_empty() { "" } else { " (client)" };
                 format!("{}{:.1}{client}", if i.deterministic { "" } else { "~" }, i.per_op)
             }),
-            allocs: b.allocations.as_ref().map_or("-".into(), |a| format!("{:.2}", a.per_op)),
+            allocs: b.allocations.as_ref().map_or("-".into(), |a| {
+                let client = if b.servers.is_empty() { "" } else { " (client)" };
+                format!("{:.2}{client}", a.per_op)
+            }),
             p50: percentile("p50").unwrap_or_else(|| "-".into()),
             p99: percentile("p99").unwrap_or_else(|| "-".into()),
             p999: percentile("p99.9").unwrap_or_else(|| "-".into()),
@@ -64,8 +67,8 @@ impl CaseRow {
     }
 }
 
-/// Under a table with a `(client)` instruction count: what it leaves out.
-pub(crate) const CLIENT_ONLY: &str = "instr/op (client): the instructions of the client only; the server's work for the op (PostgreSQL, Redis) is not counted";
+/// Under a table with a `(client)` instruction or allocation count: what it leaves out.
+pub(crate) const CLIENT_ONLY: &str = "(client): instructions and allocations of the client only; the server's work for the op (PostgreSQL, Redis) is not counted, nor libpq's C allocations (Diesel on PostgreSQL)";
 
 /// The header of the score's error column.
 pub(crate) const ERROR_HEADER: &str = "± error (99.9%)";

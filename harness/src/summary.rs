@@ -26,7 +26,7 @@ pub(crate) fn render(report: &Report) -> String {
         rows.push(row);
     }
     let mut out = crate::format::table(&rows, |c| c >= 2);
-    if report.benchmarks.iter().any(|b| b.instructions.is_some() && !b.servers.is_empty()) {
+    if report.benchmarks.iter().any(|b| b.counts_client_only()) {
         out.push_str(&format!("note: {}\n", crate::row::CLIENT_ONLY));
     }
     for b in report.benchmarks.iter() {

@@ -11,7 +11,9 @@ pub trait Bench: Send {
     /// Runs the operation `n` times in a monomorphized loop.
     fn run_batch(&mut self, n: u64);
     /// Runs `n` ops, each after an untimed reset; returns the nanoseconds spent in the ops alone.
-    fn run_reset_ops(&mut self, n: u64) -> u64 {
+    /// `window(true)` is called right before each op and `window(false)` right after it (the
+    /// worker's allocation count leaves the resets out).
+    fn run_reset_ops(&mut self, n: u64, _window: fn(bool)) -> u64 {
         let start = std::time::Instant::now();
         self.run_batch(n);
         start.elapsed().as_nanos() as u64
@@ -169,14 +171,16 @@ impl<W: Workload> Bench for BlockingBench<W> {
         }
     }
 
-    fn run_reset_ops(&mut self, n: u64) -> u64 {
+    fn run_reset_ops(&mut self, n: u64, window: fn(bool)) -> u64 {
         let workload = &*self.workload;
         let mut nanos = 0;
         for _ in 0..n {
             workload.reset(&mut self.local).unwrap_or_else(|e| panic!("reset before an op failed: {e:#}"));
+            window(true);
             let start = std::time::Instant::now();
             black_box(workload.op(&mut self.local));
             nanos += start.elapsed().as_nanos() as u64;
+            window(false);
         }
         nanos
     }

@@ -172,7 +172,7 @@ pub(crate) fn render(reports: &[(String, Report)], intro: &str) -> anyhow::Resul
         }
         page.push_str(&table(&in_group));
         page.push('\n');
-        if in_group.iter().any(|b| b.instructions.is_some() && !b.servers.is_empty()) {
+        if in_group.iter().any(|b| b.counts_client_only()) {
             page.push_str(&format!("Note: {}.\n\n", crate::row::CLIENT_ONLY));
         }
         for limit in in_group.iter().filter_map(|b| b.at_ceiling()) {

@@ -293,6 +293,11 @@ pub(crate) struct OpsCeiling {
 pub(crate) const AT_CEILING: f64 = 0.95;
 
 impl Benchmark {
+    /// Whether it has instruction or allocation counts that leave out its servers' work.
+    pub(crate) fn counts_client_only(&self) -> bool {
+        (self.instructions.is_some() || self.allocations.is_some()) && !self.servers.is_empty()
+    }
+
     /// Why its score measures its scheme's limit rather than its cost, if it does.
     pub(crate) fn at_ceiling(&self) -> Option<String> {
         let (score, ceiling) = (self.score.as_ref()?, self.ops_ceiling.as_ref()?);

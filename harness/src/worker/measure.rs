@@ -61,15 +61,18 @@ pub(crate) fn calibrate(bench: &mut dyn Bench, target: Duration) -> (u64, u64) {
 
 /// For workloads that reset before every op: runs reset-then-op until `time` of wall clock has
 /// passed; returns `(ops, nanos spent in the ops alone)`. Each op's time goes to `samples`.
+/// With `--alloc`, only the ops' allocations are counted, never the resets'.
 pub(crate) fn reset_iteration(bench: &mut dyn Bench, time: Duration, samples: &mut Vec<u64>) -> (u64, u64) {
     let (mut ops, mut nanos) = (0u64, 0u64);
     let start = Instant::now();
+    crate::alloc::op_window(false);
     loop {
-        let op = bench.run_reset_ops(1);
+        let op = bench.run_reset_ops(1, crate::alloc::op_window);
         samples.push(op);
         nanos += op;
         ops += 1;
         if start.elapsed() >= time {
+            crate::alloc::op_window(true);
             return (ops, nanos);
         }
     }

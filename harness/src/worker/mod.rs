@@ -129,6 +129,12 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         database_url: task.database_url.clone(),
         threads: task.threads.max(1) as usize,
     };
+    // SQLite's own allocations, counted from its first: before setup opens a database.
+    if task.count_allocations
+        && let Err(e) = workloads::db::sqlite_alloc::count_allocations(crate::alloc::count_foreign)
+    {
+        return ch.fail(Stage::Setup, &e.context("counting SQLite's allocations (--alloc)"));
+    }
     let prepared = match (def.setup)(&ctx) {
         Ok(p) => p,
         Err(e) => return ch.fail(Stage::Setup, &e),

@@ -4,6 +4,7 @@
 
 pub mod postgres;
 pub mod sqlite;
+pub mod sqlite_alloc;
 
 pub use sqlite::Storage;
 
