@@ -2,7 +2,10 @@
  * id with LIMIT 1; COMMIT, on prepared statements) as a bare C loop on one connection to a named
  * memdb database opened without a per-connection mutex, as the harness opens it.
  *
- * Usage: sqlite_select ROWS SECONDS   -> prints ops/s on one line.
+ * Usage: sqlite_select ROWS SECONDS       -> prints ops/s on one line.
+ *        sqlite_select ROWS 0 OPS         -> runs exactly OPS ops (one op = the function `op`, for
+ *                                            valgrind --tool=callgrind --toggle-collect=op) and
+ *                                            prints OPS.
  * Built like for like by build-sqlite-anchor: the SQLite amalgamation rusqlite bundles, with the
  * -D flags libsqlite3-sys's build script passes, at -O3. */
 #include <sqlite3.h>
@@ -53,6 +56,18 @@ static long step(sqlite3 *db, sqlite3_stmt *s) {
   return value;
 }
 
+/* The harness's op: BEGIN; the count of one id; COMMIT. Not inlined, so that callgrind can count
+ * exactly its instructions (--toggle-collect=op). */
+__attribute__((noinline)) static long op(sqlite3 *db, sqlite3_stmt *begin, sqlite3_stmt *select,
+                                         sqlite3_stmt *commit, long id) {
+  step(db, begin);
+  sqlite3_bind_int64(select, 1, id);
+  long found = step(db, select);
+  sqlite3_clear_bindings(select);
+  step(db, commit);
+  return found;
+}
+
 int main(int argc, char **argv) {
   int rows = argc > 1 ? atoi(argv[1]) : 1000;
   double seconds = argc > 2 ? atof(argv[2]) : 2.0;
@@ -66,15 +81,24 @@ int main(int argc, char **argv) {
                            &select, 0), db);
   check(sqlite3_prepare_v2(db, "COMMIT", -1, &commit, 0), db);
   long ops = 0, found = 0, id = 0;
+  if (argc > 3) {
+    long count = atol(argv[3]);
+    for (long k = 0; k < count; k++) {
+      id = id % rows + 1;
+      found += op(db, begin, select, commit, id);
+    }
+    if (found != count) {
+      fprintf(stderr, "counted %ld rows in %ld ops: every seeded id must count one\n", found, count);
+      return 1;
+    }
+    printf("%ld\n", count);
+    return 0;
+  }
   double start = now(), elapsed;
   do {
     for (int k = 0; k < 1000; k++) {
       id = id % rows + 1;
-      step(db, begin);
-      sqlite3_bind_int64(select, 1, id);
-      found += step(db, select);
-      sqlite3_clear_bindings(select);
-      step(db, commit);
+      found += op(db, begin, select, commit, id);
     }
     ops += 1000;
   } while ((elapsed = now() - start) < seconds);

@@ -308,6 +308,10 @@ pub struct RunArgs {
     /// workloads that are not deterministic).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one, allow_negative_numbers = true, requires = "instructions")]
     pub instr_forks: u32,
+    /// Keep each instruction fork's callgrind output in DIR (`callgrind_annotate` reads it), named
+    /// after the case and fork.
+    #[arg(long, value_name = "DIR", requires = "instructions")]
+    pub callgrind_dir: Option<PathBuf>,
     /// Count allocations and bytes per op in the timed forks (a counting global allocator).
     #[arg(long)]
     pub alloc: bool,

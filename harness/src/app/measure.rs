@@ -87,6 +87,24 @@ fn default_out(config: &str) -> PathBuf {
 }
 
 /// The valgrind executable on PATH, for `--instructions`.
+/// `--instructions` and its options: valgrind found, the `--callgrind-dir` created.
+fn instruction_settings(args: &RunArgs) -> Result<Option<InstructionSettings>, BadInput> {
+    if !args.instructions {
+        return Ok(None);
+    }
+    if let Some(dir) = &args.callgrind_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            BadInput(format!("cannot create --callgrind-dir '{}': {e}; choose a writable directory", dir.display()))
+        })?;
+    }
+    Ok(Some(InstructionSettings {
+        valgrind: find_valgrind()?,
+        ops: args.instr_ops,
+        forks: args.instr_forks,
+        keep: args.callgrind_dir.clone(),
+    }))
+}
+
 fn find_valgrind() -> Result<PathBuf, BadInput> {
     std::env::var_os("PATH")
         .into_iter()
@@ -135,10 +153,7 @@ pub(super) fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(pin) = &args.pin {
         pin.check_available().map_err(BadInput)?;
     }
-    let instructions = match args.instructions {
-        true => Some(InstructionSettings { valgrind: find_valgrind()?, ops: args.instr_ops, forks: args.instr_forks }),
-        false => None,
-    };
+    let instructions = instruction_settings(args)?;
     let stop = stop_on_signals()?;
     let forks_per_case = u64::from(settings.forks) * if baseline.is_some() { 2 } else { 1 }
         + instructions.as_ref().map_or(0, |i| u64::from(i.forks));

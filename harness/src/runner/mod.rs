@@ -59,6 +59,8 @@ pub(crate) struct InstructionSettings {
     pub ops: Option<u64>,
     /// Instruction forks per case.
     pub forks: u32,
+    /// `--callgrind-dir`: where each instruction fork's measurement dumps are kept.
+    pub keep: Option<PathBuf>,
 }
 
 /// Runs `cases` into `report`, writing it after every fork; returns the final report. A case
@@ -259,7 +261,11 @@ fn run_fork(
         Err(e) => return spawn_failed(&task, format!("cannot start {}: {e}", command[0].to_string_lossy())),
     };
     if let (Some(dir), Some(count)) = (&out_dir, fork.instructions.as_mut()) {
-        match callgrind_total(dir.path()) {
+        let kept = match instr.and_then(|i| i.keep.as_deref()) {
+            Some(keep) => keep_dumps(dir.path(), keep, &format!("{label}.fork{fork_index}")),
+            None => Ok(()),
+        };
+        match callgrind_total(dir.path()).and_then(|total| kept.map(|()| total)) {
             Ok(total) => count.total = total,
             Err(e) => {
                 fork.status = ForkStatus::Failed;
@@ -301,6 +307,23 @@ pub(crate) fn callgrind_total(dir: &std::path::Path) -> anyhow::Result<u64> {
     }
     anyhow::ensure!(dumps > 0, "callgrind wrote no measurement dump in {}", dir.display());
     Ok(total)
+}
+
+/// Copies the measurement dumps of `dir` into `keep` as `<name>.callgrind.out[.N]`, the name
+/// made file-safe.
+fn keep_dumps(dir: &std::path::Path, keep: &std::path::Path, name: &str) -> anyhow::Result<()> {
+    let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || "._-=".contains(c) { c } else { '_' }).collect();
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if std::fs::read_to_string(&path)?.contains("desc: Trigger: Client Request: harness-measure") {
+            let suffix = if n == 0 { String::new() } else { format!(".{n}") };
+            let to = keep.join(format!("{safe}.callgrind.out{suffix}"));
+            std::fs::copy(&path, &to).map_err(|e| anyhow::anyhow!("cannot keep {}: {e}", to.display()))?;
+            n += 1;
+        }
+    }
+    Ok(())
 }
 
 /// Adds `fork` to the last case's entry, on its build's side, and rescores it.

@@ -4,6 +4,8 @@
 //! Every shape checks a connection out of a pool set up once per fork, runs the same prepared
 //! statements on the same seeded data, and returns the count, so only the shape differs:
 //! - `sql/thread_select_by_id`: a blocking driver on the measuring thread;
+//! - `sql/held_connection_select_by_id`: the thread shape without the per-op pool checkout (each
+//!   measuring thread holds one connection for the fork), so the checkout's cost is a difference;
 //! - `sql/spawn_blocking_select_by_id`: the same blocking call handed to tokio's blocking pool
 //!   with `spawn_blocking` and awaited (one runtime entry per batch);
 //! - `sql/async_select_by_id`: sqlx, `begin` / query / `commit` awaited on the workload's
@@ -12,7 +14,7 @@
 
 mod shapes;
 
-pub use shapes::{AsyncDb, AsyncSelect, SpawnBlockingSelect, ThreadSelect};
+pub use shapes::{AsyncDb, AsyncSelect, HeldLocal, HeldSelect, SpawnBlockingSelect, ThreadSelect};
 
 use crate::db::{Backend, DB, Db, DbConfig, Init};
 use crate::params::{ParamKind, ParamSpec};
@@ -56,6 +58,17 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         ops_ceiling: crate::def::no_ceiling,
         shareable: true,
         setup: |ctx| Ok(crate::blocking(ThreadSelect::create(&SqlConfig::from(ctx)?)?)),
+    },
+    WorkloadDef {
+        name: "sql/held_connection_select_by_id",
+        about: "the thread shape on a connection each measuring thread holds for the fork: the pool checkout's cost is the difference",
+        params: PARAMS,
+        hidden: false,
+        servers: crate::db::servers,
+        op_floor: crate::def::OpFloor::RoundTrip,
+        ops_ceiling: crate::def::no_ceiling,
+        shareable: true,
+        setup: |ctx| Ok(crate::blocking(HeldSelect(ThreadSelect::create(&SqlConfig::from(ctx)?)?))),
     },
     WorkloadDef {
         name: "sql/spawn_blocking_select_by_id",
@@ -125,24 +138,17 @@ impl UsersDb {
 
     /// One op: check a connection out of the pool and run the select-by-id transaction.
     pub fn select_by_id(&self, id: i64) -> anyhow::Result<i64> {
+        match &self.0 {
+            Db::Sqlite(db) => select_on_sqlite(&mut *db.pool.get()?, id),
+            Db::Postgres(db) => select_on_postgres(&mut *db.pool.get()?, id),
+        }
+    }
+
+    /// A connection out of the pool, held until dropped.
+    pub fn checkout(&self) -> anyhow::Result<HeldConn> {
         Ok(match &self.0 {
-            Db::Sqlite(db) => db.pool.get()?.with_dependent_mut(|owner, st| {
-                let [begin, select, commit] = &mut st.0[..] else { unreachable!("three statements") };
-                begin.execute([])?;
-                let counted = select.query_row([id], |row| row.get(0)).and_then(|n| commit.execute([]).map(|_| n));
-                if counted.is_err() && !owner.is_autocommit() {
-                    let _ = owner.execute_batch("ROLLBACK");
-                }
-                counted
-            })?,
-            Db::Postgres(db) => {
-                let mut conn = db.pool.get()?;
-                let crate::db::postgres::PgConn { client, statements } = &mut *conn;
-                let mut tx = client.transaction()?;
-                let n: i64 = tx.query_one(&statements[0], &[&id])?.get(0);
-                tx.commit()?;
-                n
-            }
+            Db::Sqlite(db) => HeldConn::Sqlite(db.pool.get()?),
+            Db::Postgres(db) => HeldConn::Postgres(Box::new(db.pool.get()?)),
         })
     }
 
@@ -158,6 +164,49 @@ impl UsersDb {
     pub fn ids(&self) -> anyhow::Result<Vec<i64>> {
         self.query_i64s("SELECT id FROM benchmark_users ORDER BY id")
     }
+}
+
+/// A pooled connection of the fixture, with the op's statements prepared on it.
+pub enum HeldConn {
+    /// SQLite.
+    Sqlite(r2d2::PooledConnection<crate::db::sqlite::SqliteManager>),
+    /// PostgreSQL (boxed: four times the SQLite connection's size).
+    Postgres(Box<r2d2::PooledConnection<crate::db::postgres::PgManager>>),
+}
+
+impl HeldConn {
+    /// The select-by-id transaction on this connection.
+    pub fn select_by_id(&mut self, id: i64) -> anyhow::Result<i64> {
+        match self {
+            HeldConn::Sqlite(conn) => select_on_sqlite(conn, id),
+            HeldConn::Postgres(conn) => select_on_postgres(conn, id),
+        }
+    }
+}
+
+/// The select-by-id transaction on a SQLite connection: `BEGIN`, the count of one id, `COMMIT`
+/// (rolled back if the count fails).
+#[inline]
+fn select_on_sqlite(conn: &mut crate::db::sqlite::PreparedConn, id: i64) -> anyhow::Result<i64> {
+    Ok(conn.with_dependent_mut(|owner, st| {
+        let [begin, select, commit] = &mut st.0[..] else { unreachable!("three statements") };
+        begin.execute([])?;
+        let counted = select.query_row([id], |row| row.get(0)).and_then(|n| commit.execute([]).map(|_| n));
+        if counted.is_err() && !owner.is_autocommit() {
+            let _ = owner.execute_batch("ROLLBACK");
+        }
+        counted
+    })?)
+}
+
+/// The same transaction on a PostgreSQL connection (`BEGIN` and `COMMIT` as simple queries).
+#[inline]
+fn select_on_postgres(conn: &mut crate::db::postgres::PgConn, id: i64) -> anyhow::Result<i64> {
+    let crate::db::postgres::PgConn { client, statements } = conn;
+    let mut tx = client.transaction()?;
+    let n: i64 = tx.query_one(&statements[0], &[&id])?.get(0);
+    tx.commit()?;
+    Ok(n)
 }
 
 /// Creates `benchmark_users` and seeds `row_count` rows in one transaction, each with the values

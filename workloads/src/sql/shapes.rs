@@ -66,6 +66,48 @@ impl Workload for ThreadSelect {
     }
 }
 
+/// `sql/held_connection_select_by_id`: [`ThreadSelect`]'s transaction on a connection the
+/// measuring thread checked out once for the fork: the pool's checkout and return per op are
+/// the difference between the two.
+pub struct HeldSelect(pub ThreadSelect);
+
+/// A measuring thread's place in the ids and the connection it holds.
+pub struct HeldLocal {
+    cursor: Cursor,
+    conn: super::HeldConn,
+}
+
+impl Workload for HeldSelect {
+    /// As [`ThreadSelect`].
+    fn deterministic(&self) -> bool {
+        self.0.deterministic()
+    }
+    type Local = HeldLocal;
+    type Output = i64;
+    fn local(&self, thread: usize) -> anyhow::Result<HeldLocal> {
+        let conn = self.0.db.checkout().map_err(|e| {
+            e.context(format!("thread {thread} cannot hold a pooled connection: is pool_size smaller than --threads?"))
+        })?;
+        Ok(HeldLocal { cursor: Cursor::new(thread, self.0.ids.len()), conn })
+    }
+    fn op(&self, local: &mut HeldLocal) -> i64 {
+        let id = local.cursor.next(&self.0.ids);
+        local
+            .conn
+            .select_by_id(id)
+            .unwrap_or_else(|e| self.0.db.backend().op_failed(format_args!("select of id {id} failed: {e:#}")))
+    }
+    fn verify(&self, phase: Phase) -> anyhow::Result<()> {
+        self.0.verify(phase)
+    }
+    fn teardown(&self) -> anyhow::Result<()> {
+        Workload::teardown(&self.0)
+    }
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        Workload::tally(&self.0)
+    }
+}
+
 /// `sql/spawn_blocking_select_by_id`: the same blocking call on tokio's blocking pool, awaited.
 pub struct SpawnBlockingSelect {
     db: Arc<UsersDb>,
