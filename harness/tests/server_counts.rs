@@ -25,6 +25,25 @@ fn count(observed: &Value, name: &str) -> i64 {
 }
 
 #[test]
+fn sqlite_forks_record_every_run_of_their_prepared_statements() {
+    let mut args = vec!["-f", "^sql/(thread|held_connection)_|^ids/(insert_growth|batch_insert)$", "-p", "db=sqlite"];
+    args.extend(["-p", "row_count=50", "-p", "kind=snowflake"]);
+    args.extend_from_slice(QUICK);
+    let (out, report) = run(&args);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let forks = observed(&report);
+    assert_eq!(forks.len(), 4, "{forks:?}");
+    for (name, seen) in forks {
+        let per_op = match name.as_str() {
+            "ids/insert_growth" => 1,
+            "ids/batch_insert" => 50 + 3,
+            _ => 3,
+        };
+        assert_eq!(count(&seen, "sqlite_statement_runs"), per_op * count(&seen, "ops_run"), "{name}: {seen}");
+    }
+}
+
+#[test]
 #[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
 fn every_postgres_fork_records_server_counts_that_match_its_ops() {
     let mut args = vec!["-f", "^(sql|orm)/.*thread|^sql/async|^ids/(insert_growth|select_by_id)$", "-p", "db=postgres"];

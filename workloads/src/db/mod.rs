@@ -181,6 +181,21 @@ impl Db {
         }
     }
 
+    /// On SQLite, the runs of the pool's prepared statements as a [`crate::Tally`] of exactly
+    /// `per_op` per op (`sqlite_statement_runs`); nothing on PostgreSQL, whose server counts
+    /// the work ([`Db::tallies`]).
+    pub fn statement_tally(&self, per_op: i64) -> anyhow::Result<Vec<crate::Tally>> {
+        match self {
+            Db::Sqlite(db) => Ok(vec![crate::Tally {
+                name: "sqlite_statement_runs",
+                value: db.statement_runs()?,
+                per_op: crate::PerOp::Exactly(per_op),
+                keeper: "SQLite's statement status (SQLITE_STMTSTATUS_RUN)",
+            }]),
+            Db::Postgres(_) => Ok(vec![]),
+        }
+    }
+
     /// Drops what setup created on a server (SQLite goes with the fixture).
     pub fn teardown(&self) -> anyhow::Result<()> {
         match self {

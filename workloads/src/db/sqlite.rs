@@ -145,6 +145,17 @@ impl SqliteDb {
         &self.path
     }
 
+    /// How many times the workload's prepared statements ran, summed over every pooled
+    /// connection (SQLite's `SQLITE_STMTSTATUS_RUN`, which wraps at 2^32 runs per statement).
+    pub fn statement_runs(&self) -> anyhow::Result<i64> {
+        let held = (0..self.pool.state().connections).map(|_| self.pool.get()).collect::<Result<Vec<_>, _>>()?;
+        Ok(held
+            .iter()
+            .flat_map(|conn| conn.borrow_dependent().0.iter())
+            .map(|st| i64::from(st.get_status(rusqlite::StatementStatus::Run) as u32))
+            .sum())
+    }
+
     /// Where the database lives.
     pub fn storage(&self) -> Storage {
         self.storage

@@ -283,7 +283,10 @@ impl Workload for BatchInsert {
     }
     /// Every op inserts `row_count` rows (the untimed emptying inserts none).
     fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
-        self.table.tally(&[(TableCount::RowsInserted, PerOp::Exactly(self.row_count as i64))])
+        let mut tallies = self.table.tally(&[(TableCount::RowsInserted, PerOp::Exactly(self.row_count as i64))])?;
+        // BEGIN, an INSERT per row, the COUNT, COMMIT (SQLite runs each as a prepared statement).
+        tallies.extend(self.table.db.statement_tally(self.row_count as i64 + 3)?);
+        Ok(tallies)
     }
 }
 
@@ -367,7 +370,9 @@ impl Workload for SelectByName {
     }
     /// Every op scans the table (at least once: a parallel plan counts each worker's scan).
     fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
-        self.0.table.tally(&[(TableCount::Scans, PerOp::AtLeast(1))])
+        let mut tallies = self.0.table.tally(&[(TableCount::Scans, PerOp::AtLeast(1))])?;
+        tallies.extend(self.0.table.db.statement_tally(3)?);
+        Ok(tallies)
     }
 }
 
@@ -424,7 +429,9 @@ impl Workload for SelectById {
     }
     /// Every op looks its key up once.
     fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
-        self.0.table.tally(&[(TableCount::Scans, PerOp::Exactly(1))])
+        let mut tallies = self.0.table.tally(&[(TableCount::Scans, PerOp::Exactly(1))])?;
+        tallies.extend(self.0.table.db.statement_tally(3)?);
+        Ok(tallies)
     }
 }
 
@@ -472,6 +479,8 @@ impl Workload for InsertGrowth {
     }
     /// Every op inserts one row.
     fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
-        self.table.tally(&[(TableCount::RowsInserted, PerOp::Exactly(1))])
+        let mut tallies = self.table.tally(&[(TableCount::RowsInserted, PerOp::Exactly(1))])?;
+        tallies.extend(self.table.db.statement_tally(1)?);
+        Ok(tallies)
     }
 }

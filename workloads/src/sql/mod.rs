@@ -160,6 +160,15 @@ impl UsersDb {
         self.0.tallies("benchmark_users", &[(TableCount::Scans, crate::PerOp::Exactly(1))])
     }
 
+    /// [`UsersDb::tally`], and on SQLite the runs of this pool's three prepared statements
+    /// (`BEGIN`, the select, `COMMIT`): exactly three per op, for the shapes that run the op on
+    /// this pool.
+    pub fn tally_with_statements(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        let mut tallies = self.tally()?;
+        tallies.extend(self.0.statement_tally(3)?);
+        Ok(tallies)
+    }
+
     /// Every seeded id, ascending.
     pub fn ids(&self) -> anyhow::Result<Vec<i64>> {
         self.query_i64s("SELECT id FROM benchmark_users ORDER BY id")

@@ -62,7 +62,7 @@ impl Workload for ThreadSelect {
         self.db.teardown()
     }
     fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
-        self.db.tally()
+        self.db.tally_with_statements()
     }
 }
 
@@ -171,7 +171,7 @@ impl AsyncWorkload for SpawnBlockingSelect {
         self.db.teardown()
     }
     fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
-        self.db.tally()
+        self.db.tally_with_statements()
     }
 }
 
