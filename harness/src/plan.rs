@@ -13,12 +13,19 @@ pub(crate) struct Configuration {
     pub name: &'static str,
     /// One-line description.
     pub about: &'static str,
-    /// Workload groups it runs.
+    /// Workload groups it runs, or single workloads by full name (`ids/select_by_id`).
     pub groups: &'static [&'static str],
     /// Settings that replace the release defaults (flags still win).
     pub defaults: SettingDefaults,
     /// Param values that replace the workloads' defaults (`-p` still wins).
     pub params: &'static [(&'static str, &'static str)],
+}
+
+impl Configuration {
+    /// Whether it runs `w`: its group, or `w` itself, is listed.
+    pub(crate) fn includes(&self, w: &WorkloadDef) -> bool {
+        self.groups.iter().any(|g| *g == w.group() || *g == w.name)
+    }
 }
 
 /// Optional overrides of the release defaults.
@@ -75,8 +82,8 @@ pub(crate) static CONFIGURATIONS: &[Configuration] = &[
     },
     Configuration {
         name: "orm",
-        about: "Diesel's select-by-id shapes beside their raw-driver twins, on SQLite and PostgreSQL",
-        groups: &["orm", "sql"],
+        about: "Diesel's workloads beside their raw-driver twins, on SQLite and PostgreSQL",
+        groups: &["orm", "sql", "ids/select_by_id"],
         defaults: NONE,
         params: &[("db", "sqlite,postgres"), ("row_count", "1000")],
     },
@@ -178,7 +185,7 @@ pub(crate) fn plan(sel: &Selection<'_>) -> Result<Vec<Case>, BadInput> {
         .iter()
         .map(|f| Regex::new(f).map_err(|e| BadInput(format!("invalid --filter '{f}': {}", first_line(&e.to_string())))))
         .collect::<Result<Vec<_>, _>>()?;
-    let in_config = |w: &WorkloadDef| sel.config.groups.contains(&w.group()) && !w.hidden;
+    let in_config = |w: &WorkloadDef| sel.config.includes(w) && !w.hidden;
     let defs: Vec<&'static WorkloadDef> = registry::all()
         .into_iter()
         .filter(|w| in_config(w) || (sel.hidden && w.hidden))
@@ -320,7 +327,7 @@ mod tests {
     fn configuration_params_are_valid_for_every_workload_declaring_them() {
         for config in CONFIGURATIONS {
             for (name, values) in config.params {
-                let defs = registry::all().into_iter().filter(|d| config.groups.contains(&d.group()));
+                let defs = registry::all().into_iter().filter(|d| config.includes(d));
                 for def in defs {
                     let Some(spec) = def.param(name) else { continue };
                     for v in values.split(',') {

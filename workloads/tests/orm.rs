@@ -5,7 +5,8 @@ mod common;
 use common::on_every_backend;
 
 use workloads::db::{Backend, DbConfig, Storage};
-use workloads::orm::{DieselAsyncSelect, DieselSpawnBlockingSelect, DieselThreadSelect};
+use workloads::ids::{IdKind, IdsCase, SelectById};
+use workloads::orm::{DieselAsyncSelect, DieselIdsSelectById, DieselSpawnBlockingSelect, DieselThreadSelect};
 use workloads::sql::{SqlConfig, ThreadSelect};
 use workloads::{AsyncWorkload, Phase, Workload};
 
@@ -87,5 +88,48 @@ fn every_diesel_shape_makes_exactly_three_round_trips_per_op_on_postgres() {
     drop(shapes);
     for w in [thread.fixture(), spawn.fixture(), asynchronous.fixture()] {
         w.teardown().unwrap();
+    }
+}
+
+on_every_backend!(
+    diesel_fetches_every_kinds_rows_as_the_raw_driver_does,
+    diesel_fetches_every_kinds_rows_as_the_raw_driver_does_postgres,
+    diesel_fetches_every_kinds_rows_as_the_raw_driver_does_on,
+    sqlite_configs(),
+    postgres_config()
+);
+
+fn diesel_fetches_every_kinds_rows_as_the_raw_driver_does_on(cfg: SqlConfig) {
+    for kind in IdKind::ALL {
+        let case = IdsCase { kind, row_count: 30, db: DbConfig { pool_size: 2, ..cfg.db.clone() }, worker_id: 3 };
+        let diesel = DieselIdsSelectById::create(&case).unwrap();
+        Workload::verify(&diesel, Phase::After).unwrap_or_else(|e| panic!("{kind:?} {:?}: {e:#}", cfg.db.backend));
+        // Every op of a measurer finds its row; the raw twin on its own table agrees.
+        let raw = SelectById::create(&case).unwrap();
+        let mut next = Workload::local(&diesel, 0).unwrap();
+        let found = (0..30).filter(|_| Workload::op(&diesel, &mut next).is_some()).count();
+        assert_eq!(found, 30, "{kind:?} {:?}", cfg.db.backend);
+        let mut raw_next = Workload::local(&raw, 0).unwrap();
+        let raw_found = (0..30).filter(|_| Workload::op(&raw, &mut raw_next).is_some()).count();
+        assert_eq!(raw_found, found, "{kind:?}");
+        Workload::teardown(&diesel).unwrap();
+        Workload::teardown(&raw).unwrap();
+    }
+}
+
+#[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn a_diesel_fetch_by_key_makes_three_round_trips_per_op_on_postgres() {
+    let (url, proxy) = common::postgres_through_proxy();
+    for kind in [IdKind::UuidV7, IdKind::Snowflake, IdKind::Ulid] {
+        let db = DbConfig { backend: Backend::Postgres, pool_size: 2, database_url: url.clone() };
+        let diesel = DieselIdsSelectById::create(&IdsCase { kind, row_count: 20, db, worker_id: 3 }).unwrap();
+        let mut next = Workload::local(&diesel, 0).unwrap();
+        for _ in 0..4 {
+            Workload::op(&diesel, &mut next);
+        }
+        let per_op = proxy.per_op(40, || assert!(Workload::op(&diesel, &mut next).is_some(), "{kind:?}"));
+        assert_eq!(per_op, 3.0, "{kind:?}: {per_op} round trips per op, not begin + select + commit");
+        Workload::teardown(&diesel).unwrap();
     }
 }

@@ -55,7 +55,8 @@ fn snowflake_ceiling(ctx: &SetupContext) -> Option<crate::def::OpsCeiling> {
     })
 }
 
-const TABLE_PARAMS: &[ParamSpec] = &[KIND, ROW_COUNT, DB, WORKER_ID];
+/// The params of the id-table workloads (and their ORM twins).
+pub const TABLE_PARAMS: &[ParamSpec] = &[KIND, ROW_COUNT, DB, WORKER_ID];
 /// Connections per fork: one measuring thread needs one; the pool leaves room for checks.
 const POOL_SIZE: u32 = 2;
 
@@ -291,13 +292,13 @@ impl Workload for BatchInsert {
 }
 
 /// A table seeded with `row_count` rows that stays seeded while it is measured.
-struct Seeded {
-    table: IdsDb,
-    rows: Rows,
+pub(crate) struct Seeded {
+    pub(crate) table: IdsDb,
+    pub(crate) rows: Rows,
 }
 
 impl Seeded {
-    fn create(case: &IdsCase) -> anyhow::Result<Seeded> {
+    pub(crate) fn create(case: &IdsCase) -> anyhow::Result<Seeded> {
         let table = IdsDb::create(&case.db, case.kind)?;
         let generator = case.generator()?;
         let rows = Rows::generate(case.row_count, || generator.generate());
@@ -307,14 +308,14 @@ impl Seeded {
     }
 
     /// The table still holds exactly the seeded rows.
-    fn check_count(&self) -> anyhow::Result<()> {
+    pub(crate) fn check_count(&self) -> anyhow::Result<()> {
         let n = self.table.count()?;
         anyhow::ensure!(n == self.rows.ids.len() as i64, "table holds {n} rows, seeded {}", self.rows.ids.len());
         Ok(())
     }
 
     /// Indices of a sample of the seeded rows: first, last and evenly spaced, at most ~200.
-    fn sample(&self) -> impl Iterator<Item = usize> {
+    pub(crate) fn sample(&self) -> impl Iterator<Item = usize> {
         let n = self.rows.ids.len();
         (0..n).step_by((n / 200).max(1)).chain(n.checked_sub(1))
     }

@@ -34,7 +34,7 @@ macro_rules! diesel_async_select_in_tx {
 impl DieselAsyncConn {
     /// Opens a connection to the fixture's database, pointed at the fork's schema.
     pub async fn open(fixture: &UsersDb, cfg: &SqlConfig) -> anyhow::Result<DieselAsyncConn> {
-        let (url, setup) = (diesel_url(fixture, cfg), session_setup(fixture));
+        let (url, setup) = (diesel_url(fixture, &cfg.db.database_url), session_setup(fixture));
         Ok(match &fixture.0 {
             crate::db::Db::Sqlite(_) => {
                 let mut conn = SyncConnectionWrapper::<SqliteConnection>::establish(&url).await?;

@@ -54,14 +54,18 @@ fn pool_of<C: diesel::r2d2::R2D2Connection + 'static>(
 impl DieselPool {
     /// Opens a pool of the case's size on the fixture's database.
     pub fn open(fixture: &UsersDb, cfg: &SqlConfig) -> anyhow::Result<DieselPool> {
-        let (url, setup) = (diesel_url(fixture, cfg), session_setup(fixture));
-        Ok(match &fixture.0 {
-            crate::db::Db::Sqlite(_) => DieselPool::Sqlite(
-                pool_of(&url, cfg.db.pool_size, setup).context("cannot open the Diesel SQLite pool")?,
-            ),
+        DieselPool::open_on(fixture, &cfg.db.database_url, cfg.db.pool_size)
+    }
+
+    /// Opens a pool of `size` connections on `db` (`database_url` for PostgreSQL).
+    pub fn open_on(db: &crate::db::Db, database_url: &str, size: u32) -> anyhow::Result<DieselPool> {
+        let (url, setup) = (diesel_url(db, database_url), session_setup(db));
+        Ok(match db {
+            crate::db::Db::Sqlite(_) => {
+                DieselPool::Sqlite(pool_of(&url, size, setup).context("cannot open the Diesel SQLite pool")?)
+            }
             crate::db::Db::Postgres(_) => DieselPool::Postgres(
-                pool_of(&url, cfg.db.pool_size, setup)
-                    .map_err(|e| crate::db::postgres::unreachable(&cfg.db.database_url, e))?,
+                pool_of(&url, size, setup).map_err(|e| crate::db::postgres::unreachable(database_url, e))?,
             ),
         })
     }

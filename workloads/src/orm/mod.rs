@@ -15,9 +15,11 @@
 
 mod diesel_async;
 mod diesel_sync;
+mod ids;
 
 pub use diesel_async::{DieselAsyncConn, DieselAsyncLocal, DieselAsyncSelect};
 pub use diesel_sync::{DieselPool, DieselSpawnBlockingSelect, DieselThreadSelect};
+pub use ids::DieselIdsSelectById;
 
 use crate::sql::{POOL_SIZE, ROW_COUNT, SqlConfig};
 use crate::{WorkloadDef, asynchronous, blocking};
@@ -63,6 +65,17 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         setup: |ctx| Ok(asynchronous(DieselSpawnBlockingSelect::create(&SqlConfig::from(ctx)?)?)),
     },
     WorkloadDef {
+        name: "orm/diesel_ids_select_by_id",
+        about: "ids/select_by_id's fetch by primary key in Diesel's DSL and transaction block, per id kind",
+        params: crate::ids::TABLE_PARAMS,
+        hidden: false,
+        servers: crate::db::servers,
+        op_floor: crate::def::OpFloor::RoundTrip,
+        ops_ceiling: crate::def::no_ceiling,
+        shareable: true,
+        setup: |ctx| Ok(blocking(DieselIdsSelectById::create(&crate::ids::IdsCase::from(ctx)?)?)),
+    },
+    WorkloadDef {
         name: "orm/diesel_async_select_by_id",
         about: "the same transaction through diesel-async, one connection held per task (N tasks with --threads N)",
         params: PARAMS,
@@ -77,13 +90,13 @@ pub static WORKLOADS: &[WorkloadDef] = &[
 
 /// The URL Diesel opens for the fixture's database: SQLite by URI (the `memdb` VFS by name, or
 /// the WAL file), PostgreSQL as given (the fork's schema is set on each connection).
-pub fn diesel_url(fixture: &crate::db::Db, cfg: &SqlConfig) -> String {
+pub fn diesel_url(fixture: &crate::db::Db, database_url: &str) -> String {
     match fixture {
         crate::db::Db::Sqlite(db) => match db.storage() {
             crate::db::Storage::Memory => format!("file:{}?vfs=memdb", db.path().display()),
             crate::db::Storage::File => format!("file:{}", db.path().display()),
         },
-        crate::db::Db::Postgres(_) => cfg.db.database_url.clone(),
+        crate::db::Db::Postgres(_) => database_url.to_string(),
     }
 }
 
