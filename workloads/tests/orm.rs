@@ -6,7 +6,7 @@ use common::on_every_backend;
 
 use workloads::db::{Backend, DbConfig, Storage};
 use workloads::ids::{IdKind, IdsCase, SelectById};
-use workloads::orm::{DieselAsyncSelect, DieselIdsSelectById, DieselSpawnBlockingSelect, DieselThreadSelect};
+use workloads::orm::{DieselAsyncSelect, DieselIdsBatchInsert, DieselIdsSelectById, DieselSpawnBlockingSelect, DieselThreadSelect};
 use workloads::sql::{SqlConfig, ThreadSelect};
 use workloads::{AsyncWorkload, Phase, Workload};
 
@@ -119,7 +119,7 @@ fn diesel_fetches_every_kinds_rows_as_the_raw_driver_does_on(cfg: SqlConfig) {
 
 #[test]
 #[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
-fn a_diesel_fetch_by_key_makes_three_round_trips_per_op_on_postgres() {
+fn diesel_id_table_ops_make_the_raw_twins_round_trips_on_postgres() {
     let (url, proxy) = common::postgres_through_proxy();
     for kind in [IdKind::UuidV7, IdKind::Snowflake, IdKind::Ulid] {
         let db = DbConfig { backend: Backend::Postgres, pool_size: 2, database_url: url.clone() };
@@ -130,6 +130,39 @@ fn a_diesel_fetch_by_key_makes_three_round_trips_per_op_on_postgres() {
         }
         let per_op = proxy.per_op(40, || assert!(Workload::op(&diesel, &mut next).is_some(), "{kind:?}"));
         assert_eq!(per_op, 3.0, "{kind:?}: {per_op} round trips per op, not begin + select + commit");
+        Workload::teardown(&diesel).unwrap();
+    }    // A batch: BEGIN, one multi-row INSERT, the COUNT, COMMIT, as the raw twin's four.
+    let db = DbConfig { backend: Backend::Postgres, pool_size: 2, database_url: url };
+    let batch = DieselIdsBatchInsert::create(&IdsCase { kind: IdKind::UuidV7, row_count: 50, db, worker_id: 3 }).unwrap();
+    Workload::local(&batch, 0).unwrap();
+    Workload::op(&batch, &mut ());
+    let per_op = proxy.per_op(10, || {
+        Workload::op(&batch, &mut ());
+    });
+    assert_eq!(per_op, 4.0, "Diesel's batch insert: {per_op} round trips per op");
+    Workload::teardown(&batch).unwrap();
+}
+
+on_every_backend!(
+    diesel_batch_inserts_every_kinds_rows,
+    diesel_batch_inserts_every_kinds_rows_postgres,
+    diesel_batch_inserts_every_kinds_rows_on,
+    sqlite_configs(),
+    postgres_config()
+);
+
+fn diesel_batch_inserts_every_kinds_rows_on(cfg: SqlConfig) {
+    for kind in IdKind::ALL {
+        let case = IdsCase { kind, row_count: 40, db: DbConfig { pool_size: 2, ..cfg.db.clone() }, worker_id: 3 };
+        let diesel = DieselIdsBatchInsert::create(&case).unwrap();
+        Workload::verify(&diesel, Phase::Before).unwrap_or_else(|e| panic!("{kind:?} {:?}: {e:#}", cfg.db.backend));
+        Workload::local(&diesel, 0).unwrap();
+        for _ in 0..3 {
+            Workload::reset(&diesel, &mut ()).unwrap();
+            assert_eq!(Workload::op(&diesel, &mut ()), 40, "{kind:?} {:?}", cfg.db.backend);
+        }
+        // Without the reset, the next batch adds 40 more fresh keys.
+        assert_eq!(Workload::op(&diesel, &mut ()), 80, "{kind:?}: fresh keys every op");
         Workload::teardown(&diesel).unwrap();
     }
 }

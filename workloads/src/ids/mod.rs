@@ -154,7 +154,7 @@ impl IdsCase {
         })
     }
 
-    fn generator(&self) -> anyhow::Result<IdGenerator> {
+    pub(crate) fn generator(&self) -> anyhow::Result<IdGenerator> {
         IdGenerator::new(self.kind, self.worker_id)
     }
 }

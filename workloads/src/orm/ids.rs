@@ -1,5 +1,6 @@
-//! `orm/diesel_ids_select_by_id`: the `ids` group's fetch by primary key through Diesel's DSL
-//! and transaction, on the same seeded table of each id kind as its raw twin `ids/select_by_id`.
+//! The `ids` group's operations through Diesel's DSL and transaction, on the same table of each
+//! id kind as their raw twins: `orm/diesel_ids_select_by_id` (↔ `ids/select_by_id`) and
+//! `orm/diesel_ids_batch_insert` (↔ `ids/batch_insert`).
 //!
 //! Diesel's schema is static, so each kind's table is declared once per SQL type of its key:
 //! UUIDs are `Binary` (a 16-byte blob) on SQLite and `Uuid` on PostgreSQL, Snowflake ids
@@ -7,7 +8,7 @@
 
 use super::DieselPool;
 use crate::ids::kinds::{IdKind, IdValue};
-use crate::ids::{IdsCase, Seeded};
+use crate::ids::{IdGenerator, IdsCase, IdsDb, Rows, Seeded};
 use crate::{Phase, Workload};
 use diesel::prelude::*;
 
@@ -65,6 +66,144 @@ macro_rules! fetch_by_kind {
             (kind, id) => return Err(anyhow::anyhow!("{id:?} is not a {} id", kind.name())),
         }
     };
+}
+
+/// The key of a generated id as Diesel binds it, per SQL type (the generator of a kind makes
+/// only its own variant).
+fn blob(id: &IdValue) -> Vec<u8> {
+    match id {
+        IdValue::Uuid(u) => u.as_bytes().to_vec(),
+        other => unreachable!("a UUID kind generated {other:?}"),
+    }
+}
+
+fn uuid(id: &IdValue) -> uuid::Uuid {
+    match id {
+        IdValue::Uuid(u) => *u,
+        other => unreachable!("a UUID kind generated {other:?}"),
+    }
+}
+
+fn int(id: &IdValue) -> i64 {
+    match id {
+        IdValue::Int(i) => *i,
+        other => unreachable!("Snowflake generated {other:?}"),
+    }
+}
+
+fn text(id: &IdValue) -> &str {
+    match id {
+        IdValue::Text(s) => s,
+        other => unreachable!("a text kind generated {other:?}"),
+    }
+}
+
+/// One batch in Diesel's words: one `insert_into(...).values(&rows)` and the count, in a
+/// transaction.
+macro_rules! insert_in_tx {
+    ($module:ident, $conn:expr, $rows:expr, $key:expr) => {{
+        let values: Vec<_> = $rows
+            .ids
+            .iter()
+            .zip(&$rows.names)
+            .zip(&$rows.scores)
+            .map(|((id, name), score)| {
+                ($module::t::id.eq($key(id)), $module::t::name.eq(name.as_str()), $module::t::score.eq(*score))
+            })
+            .collect();
+        $conn.transaction::<i64, diesel::result::Error, _>(|c| {
+            diesel::insert_into($module::t::table).values(&values).execute(c)?;
+            $module::t::table.count().get_result(c)
+        })
+    }};
+}
+
+/// The batch insert into `kind`'s table on a connection of either backend.
+macro_rules! insert_by_kind {
+    ($conn:expr, $kind:expr, $rows:expr, $uuid_v4:ident, $uuid_v7:ident, $uuid:expr) => {
+        match $kind {
+            IdKind::UuidV4 => insert_in_tx!($uuid_v4, $conn, $rows, $uuid),
+            IdKind::UuidV7 => insert_in_tx!($uuid_v7, $conn, $rows, $uuid),
+            IdKind::Snowflake => insert_in_tx!(snowflake, $conn, $rows, int),
+            IdKind::Ulid => insert_in_tx!(ulid, $conn, $rows, text),
+            IdKind::Base62UuidV7 => insert_in_tx!(base62_uuid_v7, $conn, $rows, text),
+            IdKind::Ksuid => insert_in_tx!(ksuid, $conn, $rows, text),
+            IdKind::KsuidMillis => insert_in_tx!(ksuid_millis, $conn, $rows, text),
+        }
+    };
+}
+
+/// `orm/diesel_ids_batch_insert`: every op inserts `row_count` fresh rows into the kind's empty
+/// table through Diesel (one `insert_into(…).values(&rows)`), then counts them, in one
+/// transaction; the table is emptied before each op, untimed, as the twin's is.
+pub struct DieselIdsBatchInsert {
+    table: IdsDb,
+    ids: IdGenerator,
+    row_count: usize,
+    diesel: DieselPool,
+}
+
+impl DieselIdsBatchInsert {
+    /// Creates the kind's empty table (raw driver, as the twin does) and opens the Diesel pool.
+    pub fn create(case: &IdsCase) -> anyhow::Result<DieselIdsBatchInsert> {
+        let table = IdsDb::create(&case.db, case.kind)?;
+        let opened = case
+            .generator()
+            .and_then(|ids| Ok((ids, DieselPool::open_on(&table.db, &case.db.database_url, case.db.pool_size)?)));
+        match opened {
+            Ok((ids, diesel)) => Ok(DieselIdsBatchInsert { table, ids, row_count: case.row_count, diesel }),
+            Err(e) => {
+                let _ = table.teardown();
+                Err(e)
+            }
+        }
+    }
+
+    /// One op as measured: fresh ids, the insert and the count; returns the count.
+    pub fn insert_batch(&self) -> anyhow::Result<i64> {
+        let rows = Rows::generate(self.row_count, || self.ids.generate());
+        let kind = self.table.kind();
+        Ok(match &self.diesel {
+            DieselPool::Sqlite(pool) => insert_by_kind!(pool.get()?, kind, rows, uuid_v4_blob, uuid_v7_blob, blob)?,
+            DieselPool::Postgres(pool) => insert_by_kind!(pool.get()?, kind, rows, uuid_v4_pg, uuid_v7_pg, uuid)?,
+        })
+    }
+}
+
+impl Workload for DieselIdsBatchInsert {
+    /// As the twin's: ids read clocks, and their values decide each insert's index path.
+    fn deterministic(&self) -> bool {
+        false
+    }
+    type Local = ();
+    type Output = i64;
+    const RESET_PER_OP: bool = true;
+    fn local(&self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn reset(&self, _: &mut ()) -> anyhow::Result<()> {
+        self.table.clear()
+    }
+    fn op(&self, _: &mut ()) -> i64 {
+        self.insert_batch()
+            .unwrap_or_else(|e| self.table.db.backend().op_failed(format_args!("Diesel batch insert failed: {e:#}")))
+    }
+    fn verify(&self, _: Phase) -> anyhow::Result<()> {
+        self.table.clear()?;
+        let n = self.insert_batch()?;
+        anyhow::ensure!(n == self.row_count as i64, "Diesel's batch insert left {n} rows, expected {}", self.row_count);
+        let stored = self.table.ids_in_stored_order()?;
+        anyhow::ensure!(stored.len() == self.row_count, "{} ids read back", stored.len());
+        self.table.clear()
+    }
+    fn teardown(&self) -> anyhow::Result<()> {
+        self.table.teardown()
+    }
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        self.diesel.flush_stats()?;
+        let rows = crate::PerOp::Exactly(self.row_count as i64);
+        self.table.tally(&[(crate::db::postgres::TableCount::RowsInserted, rows)])
+    }
 }
 
 /// `orm/diesel_ids_select_by_id`.

@@ -19,7 +19,7 @@ mod ids;
 
 pub use diesel_async::{DieselAsyncConn, DieselAsyncLocal, DieselAsyncSelect};
 pub use diesel_sync::{DieselPool, DieselSpawnBlockingSelect, DieselThreadSelect};
-pub use ids::DieselIdsSelectById;
+pub use ids::{DieselIdsBatchInsert, DieselIdsSelectById};
 
 use crate::sql::{POOL_SIZE, ROW_COUNT, SqlConfig};
 use crate::{WorkloadDef, asynchronous, blocking};
@@ -74,6 +74,17 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         ops_ceiling: crate::def::no_ceiling,
         shareable: true,
         setup: |ctx| Ok(blocking(DieselIdsSelectById::create(&crate::ids::IdsCase::from(ctx)?)?)),
+    },
+    WorkloadDef {
+        name: "orm/diesel_ids_batch_insert",
+        about: "ids/batch_insert through Diesel: one insert_into(...).values(&rows) and the count in a transaction; table emptied before each op, untimed",
+        params: crate::ids::TABLE_PARAMS,
+        hidden: false,
+        servers: crate::db::servers,
+        op_floor: crate::def::OpFloor::RoundTrip,
+        ops_ceiling: crate::def::no_ceiling,
+        shareable: false,
+        setup: |ctx| Ok(blocking(DieselIdsBatchInsert::create(&crate::ids::IdsCase::from(ctx)?)?)),
     },
     WorkloadDef {
         name: "orm/diesel_async_select_by_id",
