@@ -272,12 +272,7 @@ impl Workload for BatchInsert {
             .unwrap_or_else(|e| self.table.db.backend().op_failed(format_args!("batch insert failed: {e:#}")))
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
-        self.table.clear()?;
-        let n = self.insert_batch()?;
-        anyhow::ensure!(n == self.row_count as i64, "batch insert left {n} rows, expected {}", self.row_count);
-        let stored = self.table.ids_in_stored_order()?;
-        anyhow::ensure!(stored.len() == self.row_count, "{} ids read back", stored.len());
-        self.table.clear()
+        check_batch_insert(&self.table, self.row_count, || self.insert_batch())
     }
     fn teardown(&self) -> anyhow::Result<()> {
         self.table.teardown()
@@ -289,6 +284,21 @@ impl Workload for BatchInsert {
         tallies.extend(self.table.db.statement_tally(self.row_count as i64 + 3)?);
         Ok(tallies)
     }
+}
+
+/// The check of a batch-insert workload: from an empty table, one batch leaves exactly
+/// `row_count` rows whose ids read back, and the table is emptied again.
+pub(crate) fn check_batch_insert(
+    table: &IdsDb,
+    row_count: usize,
+    insert_batch: impl FnOnce() -> anyhow::Result<i64>,
+) -> anyhow::Result<()> {
+    table.clear()?;
+    let n = insert_batch()?;
+    anyhow::ensure!(n == row_count as i64, "batch insert left {n} rows, expected {row_count}");
+    let stored = table.ids_in_stored_order()?;
+    anyhow::ensure!(stored.len() == row_count, "{} ids read back", stored.len());
+    table.clear()
 }
 
 /// A table seeded with `row_count` rows that stays seeded while it is measured.

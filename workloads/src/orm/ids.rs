@@ -189,12 +189,7 @@ impl Workload for DieselIdsBatchInsert {
             .unwrap_or_else(|e| self.table.db.backend().op_failed(format_args!("Diesel batch insert failed: {e:#}")))
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
-        self.table.clear()?;
-        let n = self.insert_batch()?;
-        anyhow::ensure!(n == self.row_count as i64, "Diesel's batch insert left {n} rows, expected {}", self.row_count);
-        let stored = self.table.ids_in_stored_order()?;
-        anyhow::ensure!(stored.len() == self.row_count, "{} ids read back", stored.len());
-        self.table.clear()
+        crate::ids::check_batch_insert(&self.table, self.row_count, || self.insert_batch())
     }
     fn teardown(&self) -> anyhow::Result<()> {
         self.table.teardown()
