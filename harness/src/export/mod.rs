@@ -102,7 +102,7 @@ pub(crate) mod fixture {
             identical: None,
             deterministic: true,
         });
-        sql.allocations = Some(AllocSummary { per_op: 3.0, bytes_per_op: 256.0 });
+        sql.allocations = Some(AllocSummary { per_op: 3.0, bytes_per_op: 256.0, counted: String::new() });
         sql.latency = LatencySummary::from_forks(&sql.forks);
         let _: &Benchmark = &sql;
         report.benchmarks = vec![noop, sql];

@@ -406,7 +406,7 @@ impl Benchmark {
         self.score = Score::from_forks(&self.forks);
         self.latency = latency::LatencySummary::from_forks(&self.forks);
         self.instructions = InstructionSummary::from_forks(&self.forks);
-        self.allocations = AllocSummary::from_forks(&self.forks);
+        self.allocations = AllocSummary::from_forks(&self.forks, !self.servers.is_empty());
     }
 
     /// Adds a fork of the A/B baseline build and rescores the baseline.

@@ -54,17 +54,26 @@ impl Score {
 }
 
 /// Allocations per op of a case.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct AllocSummary {
     /// Allocations (and reallocations) per op, every thread of the worker.
     pub per_op: f64,
     /// Bytes requested per op.
     pub bytes_per_op: f64,
+    /// What the counts cover, and what they cannot see (reports before this field: Rust's only).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub counted: String,
 }
 
+/// What `--alloc` counts in every worker.
+pub(crate) const ALLOCATIONS_COUNTED: &str = "Rust's allocator and bundled SQLite's, every thread of the worker";
+/// What it cannot see when the case talks to a server.
+pub(crate) const ALLOCATIONS_NOT_SEEN: &str = "; not the server's work, nor other C libraries' (libpq under Diesel on PostgreSQL)";
+
 impl AllocSummary {
-    /// Totals over the measured iterations of ok timed forks; `None` without counts.
-    pub(crate) fn from_forks(forks: &[Fork]) -> Option<AllocSummary> {
+    /// Totals over the measured iterations of ok timed forks; `None` without counts. `servers`:
+    /// the case talks to a server, whose allocations the counts leave out.
+    pub(crate) fn from_forks(forks: &[Fork], servers: bool) -> Option<AllocSummary> {
         let (mut ops, mut allocations, mut bytes) = (0u64, 0u64, 0u64);
         for it in forks.iter().filter(|f| f.is_ok_timed()).flat_map(|f| &f.iterations) {
             let a = it.allocs?;
@@ -72,8 +81,12 @@ impl AllocSummary {
             allocations += a.allocations;
             bytes += a.bytes;
         }
-        (ops > 0)
-            .then(|| AllocSummary { per_op: allocations as f64 / ops as f64, bytes_per_op: bytes as f64 / ops as f64 })
+        let counted = format!("{ALLOCATIONS_COUNTED}{}", if servers { ALLOCATIONS_NOT_SEEN } else { "" });
+        (ops > 0).then(|| AllocSummary {
+            per_op: allocations as f64 / ops as f64,
+            bytes_per_op: bytes as f64 / ops as f64,
+            counted,
+        })
     }
 }
 
@@ -138,6 +151,17 @@ mod tests {
             iterations: its.iter().map(|&(ops, nanos)| Iteration { ops, nanos, ..Iteration::default() }).collect(),
             ..Fork::pending(0, Some(1))
         }
+    }
+
+    #[test]
+    fn allocation_counts_say_what_they_cover() {
+        let mut f = fork(ForkStatus::Ok, &[(10, 1_000)]);
+        f.iterations[0].allocs = Some(crate::protocol::AllocCount { allocations: 30, bytes: 640 });
+        let local = AllocSummary::from_forks(std::slice::from_ref(&f), false).unwrap();
+        assert_eq!((local.per_op, local.bytes_per_op), (3.0, 64.0));
+        assert_eq!(local.counted, ALLOCATIONS_COUNTED);
+        let served = AllocSummary::from_forks(&[f], true).unwrap();
+        assert!(served.counted.ends_with("(libpq under Diesel on PostgreSQL)"), "{}", served.counted);
     }
 
     #[test]
