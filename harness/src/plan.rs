@@ -83,7 +83,7 @@ pub(crate) static CONFIGURATIONS: &[Configuration] = &[
     Configuration {
         name: "orm",
         about: "Diesel's workloads beside their raw-driver twins, on SQLite and PostgreSQL",
-        groups: &["orm", "sql", "ids/select_by_id", "ids/batch_insert"],
+        groups: &["orm", "sql", "ids/select_by_id", "ids/select_by_name", "ids/batch_insert", "ids/insert_growth"],
         defaults: NONE,
         params: &[("db", "sqlite,postgres"), ("row_count", "1000")],
     },

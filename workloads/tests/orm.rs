@@ -6,7 +6,10 @@ use common::on_every_backend;
 
 use workloads::db::{Backend, DbConfig, Storage};
 use workloads::ids::{IdKind, IdsCase, SelectById};
-use workloads::orm::{DieselAsyncSelect, DieselIdsBatchInsert, DieselIdsSelectById, DieselSpawnBlockingSelect, DieselThreadSelect};
+use workloads::orm::{
+    DieselAsyncSelect, DieselIdsBatchInsert, DieselIdsInsertGrowth, DieselIdsSelectById, DieselIdsSelectByName,
+    DieselSpawnBlockingSelect, DieselThreadSelect,
+};
 use workloads::sql::{SqlConfig, ThreadSelect};
 use workloads::{AsyncWorkload, Phase, Workload};
 
@@ -132,6 +135,7 @@ fn diesel_id_table_ops_make_the_raw_twins_round_trips_on_postgres() {
         assert_eq!(per_op, 3.0, "{kind:?}: {per_op} round trips per op, not begin + select + commit");
         Workload::teardown(&diesel).unwrap();
     }    // A batch: BEGIN, one multi-row INSERT, the COUNT, COMMIT, as the raw twin's four.
+    let proxy_url = url.clone();
     let db = DbConfig { backend: Backend::Postgres, pool_size: 2, database_url: url };
     let batch = DieselIdsBatchInsert::create(&IdsCase { kind: IdKind::UuidV7, row_count: 50, db, worker_id: 3 }).unwrap();
     Workload::local(&batch, 0).unwrap();
@@ -141,6 +145,20 @@ fn diesel_id_table_ops_make_the_raw_twins_round_trips_on_postgres() {
     });
     assert_eq!(per_op, 4.0, "Diesel's batch insert: {per_op} round trips per op");
     Workload::teardown(&batch).unwrap();
+    // A count by name: BEGIN, the count, COMMIT; a growth insert: one autocommit INSERT.
+    let db = DbConfig { backend: Backend::Postgres, pool_size: 2, database_url: proxy_url.clone() };
+    let case = IdsCase { kind: IdKind::Ulid, row_count: 20, db, worker_id: 3 };
+    let by_name = DieselIdsSelectByName::create(&case).unwrap();
+    let mut next = Workload::local(&by_name, 0).unwrap();
+    Workload::op(&by_name, &mut next);
+    let per_op = proxy.per_op(20, || assert_eq!(Workload::op(&by_name, &mut next), 1));
+    assert_eq!(per_op, 3.0, "Diesel's count by name: {per_op} round trips per op");
+    Workload::teardown(&by_name).unwrap();
+    let growth = DieselIdsInsertGrowth::create(&case).unwrap();
+    Workload::op(&growth, &mut ());
+    let per_op = proxy.per_op(20, || Workload::op(&growth, &mut ()));
+    assert_eq!(per_op, 1.0, "Diesel's single-row insert: {per_op} round trips per op");
+    Workload::teardown(&growth).unwrap();
 }
 
 on_every_backend!(
@@ -164,5 +182,32 @@ fn diesel_batch_inserts_every_kinds_rows_on(cfg: SqlConfig) {
         // Without the reset, the next batch adds 40 more fresh keys.
         assert_eq!(Workload::op(&diesel, &mut ()), 80, "{kind:?}: fresh keys every op");
         Workload::teardown(&diesel).unwrap();
+    }
+}
+
+on_every_backend!(
+    diesel_counts_names_and_grows_every_kinds_table,
+    diesel_counts_names_and_grows_every_kinds_table_postgres,
+    diesel_counts_names_and_grows_every_kinds_table_on,
+    sqlite_configs(),
+    postgres_config()
+);
+
+fn diesel_counts_names_and_grows_every_kinds_table_on(cfg: SqlConfig) {
+    for kind in IdKind::ALL {
+        let case = IdsCase { kind, row_count: 30, db: DbConfig { pool_size: 2, ..cfg.db.clone() }, worker_id: 3 };
+        let by_name = DieselIdsSelectByName::create(&case).unwrap();
+        Workload::verify(&by_name, Phase::After).unwrap_or_else(|e| panic!("{kind:?} {:?}: {e:#}", cfg.db.backend));
+        let mut next = Workload::local(&by_name, 0).unwrap();
+        let counted: i64 = (0..30).map(|_| Workload::op(&by_name, &mut next)).sum();
+        assert_eq!(counted, 30, "{kind:?} {:?}: every seeded name counts one row", cfg.db.backend);
+        Workload::teardown(&by_name).unwrap();
+        let growth = DieselIdsInsertGrowth::create(&case).unwrap();
+        for _ in 0..25 {
+            Workload::op(&growth, &mut ());
+        }
+        assert_eq!(Workload::observe(&growth).unwrap(), [("table_rows", 25)], "{kind:?}");
+        Workload::verify(&growth, Phase::After).unwrap_or_else(|e| panic!("{kind:?} {:?}: {e:#}", cfg.db.backend));
+        Workload::teardown(&growth).unwrap();
     }
 }

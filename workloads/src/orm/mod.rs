@@ -19,7 +19,7 @@ mod ids;
 
 pub use diesel_async::{DieselAsyncConn, DieselAsyncLocal, DieselAsyncSelect};
 pub use diesel_sync::{DieselPool, DieselSpawnBlockingSelect, DieselThreadSelect};
-pub use ids::{DieselIdsBatchInsert, DieselIdsSelectById};
+pub use ids::{DieselIdsBatchInsert, DieselIdsInsertGrowth, DieselIdsSelectById, DieselIdsSelectByName};
 
 use crate::sql::{POOL_SIZE, ROW_COUNT, SqlConfig};
 use crate::{WorkloadDef, asynchronous, blocking};
@@ -39,6 +39,8 @@ diesel::table! {
 }
 
 const PARAMS: &[crate::ParamSpec] = &[ROW_COUNT, POOL_SIZE, crate::db::DB];
+/// `ids/insert_growth`'s params: no `row_count`, the table starts empty.
+const INSERT_GROWTH_PARAMS: &[crate::ParamSpec] = &[crate::ids::KIND, crate::db::DB, crate::ids::WORKER_ID];
 
 /// The orm group.
 pub static WORKLOADS: &[WorkloadDef] = &[
@@ -85,6 +87,28 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         ops_ceiling: crate::def::no_ceiling,
         shareable: false,
         setup: |ctx| Ok(blocking(DieselIdsBatchInsert::create(&crate::ids::IdsCase::from(ctx)?)?)),
+    },
+    WorkloadDef {
+        name: "orm/diesel_ids_select_by_name",
+        about: "ids/select_by_name through Diesel: filter(name.eq(n)).count() in a transaction (name not indexed)",
+        params: crate::ids::TABLE_PARAMS,
+        hidden: false,
+        servers: crate::db::servers,
+        op_floor: crate::def::OpFloor::RoundTrip,
+        ops_ceiling: crate::def::no_ceiling,
+        shareable: true,
+        setup: |ctx| Ok(blocking(ids::DieselIdsSelectByName::create(&crate::ids::IdsCase::from(ctx)?)?)),
+    },
+    WorkloadDef {
+        name: "orm/diesel_ids_insert_growth",
+        about: "ids/insert_growth through Diesel: one row per op, autocommit, into a table that grows (table_rows recorded)",
+        params: INSERT_GROWTH_PARAMS,
+        hidden: false,
+        servers: crate::db::servers,
+        op_floor: crate::def::OpFloor::RoundTrip,
+        ops_ceiling: crate::def::no_ceiling,
+        shareable: true,
+        setup: |ctx| Ok(blocking(ids::DieselIdsInsertGrowth::create(&crate::ids::IdsCase::from(ctx)?)?)),
     },
     WorkloadDef {
         name: "orm/diesel_async_select_by_id",
