@@ -6,7 +6,8 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-const QUICK: &[&str] = &["--forks", "1", "--warmup", "1", "--iterations", "2", "--time", "100ms", "--warmup-time", "50ms"];
+const QUICK: &[&str] =
+    &["--forks", "1", "--warmup", "1", "--iterations", "2", "--time", "100ms", "--warmup-time", "50ms"];
 
 /// The `observed` counts of every fork of every case, with the case's name.
 fn observed(report: &Value) -> Vec<(String, Value)> {

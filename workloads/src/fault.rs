@@ -58,7 +58,9 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         about: "sql/thread_select_by_id whose op commits an empty transaction: its checks pass, the server's counts do not",
         params: &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES],
         hidden: true,
-        setup: |ctx| Ok(blocking(SkipsStatement(crate::sql::ThreadSelect::create(&crate::sql::SqlConfig::from(ctx)?)?))),
+        setup: |ctx| {
+            Ok(blocking(SkipsStatement(crate::sql::ThreadSelect::create(&crate::sql::SqlConfig::from(ctx)?)?)))
+        },
         servers: crate::db::servers,
         op_floor: crate::def::OpFloor::None,
         ops_ceiling: crate::def::no_ceiling,

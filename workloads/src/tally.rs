@@ -73,11 +73,10 @@ mod tests {
         let before = [t("scans", 10, PerOp::Exactly(1)), t("commits", 100, PerOp::AtLeast(1))];
         let good = [t("scans", 15, PerOp::Exactly(1)), t("commits", 107, PerOp::AtLeast(1))];
         assert_eq!(check(&before, &good, 5), Ok(()));
-        assert_eq!(deltas(&before, &good, 5).into_iter().collect::<Vec<_>>(), [
-            ("commits".to_string(), 7),
-            ("ops_run".to_string(), 5),
-            ("scans".to_string(), 5)
-        ]);
+        assert_eq!(
+            deltas(&before, &good, 5).into_iter().collect::<Vec<_>>(),
+            [("commits".to_string(), 7), ("ops_run".to_string(), 5), ("scans".to_string(), 5)]
+        );
         let extra_scan = [t("scans", 16, PerOp::Exactly(1)), t("commits", 107, PerOp::AtLeast(1))];
         let e = check(&before, &extra_scan, 5).unwrap_err();
         assert!(e.starts_with("the server counted 6 scans over the fork's 5 ops, expected exactly 5"), "{e}");

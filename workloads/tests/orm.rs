@@ -134,10 +134,11 @@ fn diesel_id_table_ops_make_the_raw_twins_round_trips_on_postgres() {
         let per_op = proxy.per_op(40, || assert!(Workload::op(&diesel, &mut next).is_some(), "{kind:?}"));
         assert_eq!(per_op, 3.0, "{kind:?}: {per_op} round trips per op, not begin + select + commit");
         Workload::teardown(&diesel).unwrap();
-    }    // A batch: BEGIN, one multi-row INSERT, the COUNT, COMMIT, as the raw twin's four.
+    } // A batch: BEGIN, one multi-row INSERT, the COUNT, COMMIT, as the raw twin's four.
     let proxy_url = url.clone();
     let db = DbConfig { backend: Backend::Postgres, pool_size: 2, database_url: url };
-    let batch = DieselIdsBatchInsert::create(&IdsCase { kind: IdKind::UuidV7, row_count: 50, db, worker_id: 3 }).unwrap();
+    let batch =
+        DieselIdsBatchInsert::create(&IdsCase { kind: IdKind::UuidV7, row_count: 50, db, worker_id: 3 }).unwrap();
     Workload::local(&batch, 0).unwrap();
     Workload::op(&batch, &mut ());
     let per_op = proxy.per_op(10, || {

@@ -29,7 +29,10 @@ fn assert_agrees(when: &str) {
     let (sqlite_live, sqlite_bytes) = (status(ffi::SQLITE_STATUS_MALLOC_COUNT), status(ffi::SQLITE_STATUS_MEMORY_USED));
     assert!(sqlite_live > 0 && sqlite_bytes > 0, "{when}: SQLite keeps its statistics");
     for (ours, theirs, what) in [(live, sqlite_live, "allocations"), (bytes, sqlite_bytes, "bytes")] {
-        assert!((ours - theirs).abs() as f64 <= 0.01 * theirs as f64, "{when}: {what}: counted {ours}, SQLite says {theirs}");
+        assert!(
+            (ours - theirs).abs() as f64 <= 0.01 * theirs as f64,
+            "{when}: {what}: counted {ours}, SQLite says {theirs}"
+        );
     }
 }
 

@@ -68,7 +68,8 @@ pub(crate) struct AllocSummary {
 /// What `--alloc` counts in every worker.
 pub(crate) const ALLOCATIONS_COUNTED: &str = "Rust's allocator and bundled SQLite's, every thread of the worker";
 /// What it cannot see when the case talks to a server.
-pub(crate) const ALLOCATIONS_NOT_SEEN: &str = "; not the server's work, nor other C libraries' (libpq under Diesel on PostgreSQL)";
+pub(crate) const ALLOCATIONS_NOT_SEEN: &str =
+    "; not the server's work, nor other C libraries' (libpq under Diesel on PostgreSQL)";
 
 impl AllocSummary {
     /// Totals over the measured iterations of ok timed forks; `None` without counts. `servers`:

@@ -8,10 +8,10 @@ pub mod table;
 pub use kinds::{IdGenerator, IdKind, IdValue};
 pub use table::{IdsDb, Rows};
 
+use crate::db::postgres::TableCount;
 use crate::db::{DB, DbConfig};
 use crate::params::{ParamKind, ParamSpec};
 use crate::sql::ROW_COUNT;
-use crate::db::postgres::TableCount;
 use crate::{PerOp, Phase, Prepared, SetupContext, Workload, WorkloadDef, blocking};
 use std::sync::atomic::{AtomicI64, Ordering};
 

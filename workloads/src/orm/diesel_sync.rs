@@ -158,8 +158,9 @@ impl Workload for DieselThreadSelect {
     }
     fn op(&self, cursor: &mut Cursor) -> i64 {
         let id = cursor.next(&self.0.ids);
-        self.select(id)
-            .unwrap_or_else(|e| self.0.users.backend().op_failed(format_args!("Diesel select of id {id} failed: {e:#}")))
+        self.select(id).unwrap_or_else(|e| {
+            self.0.users.backend().op_failed(format_args!("Diesel select of id {id} failed: {e:#}"))
+        })
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
         self.0.verify(|id| self.select(id))

@@ -61,7 +61,8 @@ impl NearRedis {
             // Default tracking mode: the server remembers the keys this connection read and
             // pushes an invalidation when any connection changes one of them.
             client.start_tracking(None, false, false, false, false).await?;
-            let store = Arc::new(RedisStore { client, key_prefix: format!("{}near:", case.prefix), loads: AtomicU64::new(0) });
+            let store =
+                Arc::new(RedisStore { client, key_prefix: format!("{}near:", case.prefix), loads: AtomicU64::new(0) });
             let near = Arc::new(NearCache::new(case.cache_size, store.clone() as Arc<dyn BackStore<_, _>>));
             let mut invalidations = store.client.invalidation_rx();
             let (front, keys_of) = (near.front().clone(), Arc::clone(&store));

@@ -111,7 +111,6 @@ impl Workload for DieselIdsBatchInsert {
     }
 }
 
-
 /// One row in Diesel's words, autocommit.
 macro_rules! insert_one {
     ($module:ident, $conn:expr, $id:expr, $name:expr, $score:expr, $key:expr) => {

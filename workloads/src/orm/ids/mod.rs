@@ -70,4 +70,3 @@ fn text(id: &IdValue) -> &str {
         other => unreachable!("a text kind generated {other:?}"),
     }
 }
-
