@@ -28,6 +28,14 @@ pub fn servers(ctx: &SetupContext) -> Vec<(crate::def::Server, String)> {
     }
 }
 
+/// Every connection the pool holds, checked out at once (none is handed out twice): for reading
+/// or flushing what each one keeps, outside the measured ops.
+pub fn hold_all<M: r2d2::ManageConnection>(
+    pool: &r2d2::Pool<M>,
+) -> Result<Vec<r2d2::PooledConnection<M>>, r2d2::Error> {
+    (0..pool.state().connections).map(|_| pool.get()).collect()
+}
+
 /// Which server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {

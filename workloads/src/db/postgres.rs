@@ -136,7 +136,7 @@ impl PgDb {
 
     /// Makes every pooled connection flush the statistics it holds back (see [`FLUSH_STATS`]).
     pub fn flush_stats(&self) -> anyhow::Result<()> {
-        let held = (0..self.pool.state().connections).map(|_| self.pool.get()).collect::<Result<Vec<_>, _>>()?;
+        let held = super::hold_all(&self.pool)?;
         for mut conn in held {
             conn.client.batch_execute(FLUSH_STATS)?;
         }

@@ -148,7 +148,7 @@ impl SqliteDb {
     /// How many times the workload's prepared statements ran, summed over every pooled
     /// connection (SQLite's `SQLITE_STMTSTATUS_RUN`, which wraps at 2^32 runs per statement).
     pub fn statement_runs(&self) -> anyhow::Result<i64> {
-        let held = (0..self.pool.state().connections).map(|_| self.pool.get()).collect::<Result<Vec<_>, _>>()?;
+        let held = super::hold_all(&self.pool)?;
         Ok(held
             .iter()
             .flat_map(|conn| conn.borrow_dependent().0.iter())

@@ -83,7 +83,7 @@ impl DieselPool {
     /// Makes every PostgreSQL connection of the pool flush the statistics it holds back.
     pub fn flush_stats(&self) -> anyhow::Result<()> {
         if let DieselPool::Postgres(pool) = self {
-            let held = (0..pool.state().connections).map(|_| pool.get()).collect::<Result<Vec<_>, _>>()?;
+            let held = crate::db::hold_all(pool)?;
             for mut conn in held {
                 conn.batch_execute(crate::db::postgres::FLUSH_STATS)?;
             }

@@ -47,13 +47,8 @@ impl DieselIdsSelectById {
     /// Seeds the kind's table (raw driver, as the twin does) and opens the Diesel pool.
     pub fn create(case: &IdsCase) -> anyhow::Result<DieselIdsSelectById> {
         let seeded = Seeded::create(case)?;
-        match DieselPool::open_on(&seeded.table.db, &case.db.database_url, case.db.pool_size) {
-            Ok(diesel) => Ok(DieselIdsSelectById { seeded, diesel }),
-            Err(e) => {
-                let _ = seeded.table.teardown();
-                Err(e)
-            }
-        }
+        let diesel = diesel_pool_on(&seeded.table, case)?;
+        Ok(DieselIdsSelectById { seeded, diesel })
     }
 
     /// One op as measured: the row keyed `id`, in a transaction.
@@ -146,13 +141,8 @@ impl DieselIdsSelectByName {
     /// Seeds the kind's table (raw driver, as the twin does) and opens the Diesel pool.
     pub fn create(case: &IdsCase) -> anyhow::Result<DieselIdsSelectByName> {
         let seeded = Seeded::create(case)?;
-        match DieselPool::open_on(&seeded.table.db, &case.db.database_url, case.db.pool_size) {
-            Ok(diesel) => Ok(DieselIdsSelectByName { seeded, diesel }),
-            Err(e) => {
-                let _ = seeded.table.teardown();
-                Err(e)
-            }
-        }
+        let diesel = diesel_pool_on(&seeded.table, case)?;
+        Ok(DieselIdsSelectByName { seeded, diesel })
     }
 
     /// One op as measured: the rows called `name`, counted in a transaction.

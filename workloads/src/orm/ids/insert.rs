@@ -56,17 +56,10 @@ pub struct DieselIdsBatchInsert {
 impl DieselIdsBatchInsert {
     /// Creates the kind's empty table (raw driver, as the twin does) and opens the Diesel pool.
     pub fn create(case: &IdsCase) -> anyhow::Result<DieselIdsBatchInsert> {
+        let ids = case.generator()?;
         let table = IdsDb::create(&case.db, case.kind)?;
-        let opened = case
-            .generator()
-            .and_then(|ids| Ok((ids, DieselPool::open_on(&table.db, &case.db.database_url, case.db.pool_size)?)));
-        match opened {
-            Ok((ids, diesel)) => Ok(DieselIdsBatchInsert { table, ids, row_count: case.row_count, diesel }),
-            Err(e) => {
-                let _ = table.teardown();
-                Err(e)
-            }
-        }
+        let diesel = diesel_pool_on(&table, case)?;
+        Ok(DieselIdsBatchInsert { table, ids, row_count: case.row_count, diesel })
     }
 
     /// One op as measured: fresh ids, the insert and the count; returns the count.
@@ -148,19 +141,10 @@ pub struct DieselIdsInsertGrowth {
 impl DieselIdsInsertGrowth {
     /// Creates the kind's empty table (raw driver, as the twin does) and opens the Diesel pool.
     pub fn create(case: &IdsCase) -> anyhow::Result<DieselIdsInsertGrowth> {
+        let ids = case.generator()?;
         let table = IdsDb::create(&case.db, case.kind)?;
-        let opened = case
-            .generator()
-            .and_then(|ids| Ok((ids, DieselPool::open_on(&table.db, &case.db.database_url, case.db.pool_size)?)));
-        match opened {
-            Ok((ids, diesel)) => {
-                Ok(DieselIdsInsertGrowth { table, ids, rows: std::sync::atomic::AtomicI64::new(0), diesel })
-            }
-            Err(e) => {
-                let _ = table.teardown();
-                Err(e)
-            }
-        }
+        let diesel = diesel_pool_on(&table, case)?;
+        Ok(DieselIdsInsertGrowth { table, ids, rows: std::sync::atomic::AtomicI64::new(0), diesel })
     }
 
     /// One op as measured: a fresh id, one row.

@@ -13,6 +13,16 @@ pub use fetch::{DieselIdsSelectById, DieselIdsSelectByName};
 pub use insert::{DieselIdsBatchInsert, DieselIdsInsertGrowth};
 
 use crate::ids::kinds::IdValue;
+use crate::ids::{IdsCase, IdsDb};
+use crate::orm::DieselPool;
+
+/// The Diesel pool on a kind's table, made by the raw driver as its twin makes it; the table is
+/// dropped again if the pool cannot open.
+fn diesel_pool_on(table: &IdsDb, case: &IdsCase) -> anyhow::Result<DieselPool> {
+    DieselPool::open_on(&table.db, &case.db.database_url, case.db.pool_size).inspect_err(|_| {
+        let _ = table.teardown();
+    })
+}
 
 /// Declares a kind's table (`ids_<kind>`: `id`, `name`, `score`) with its key's SQL type.
 macro_rules! id_table {
