@@ -47,10 +47,12 @@ pub(crate) fn redis() -> String {
     url
 }
 
-/// A TCP proxy in front of a server that counts round trips: a *flight* starts each time the
-/// client speaks after the server last did (a request that waits for its answer), summed over
-/// every proxied connection. What the driver sends in one go (Parse/Bind/Execute/Sync) is one
-/// flight; a ping is one more.
+/// A TCP proxy in front of a server that counts round trips: a *flight* is the client speaking
+/// and the server answering it, summed over every proxied connection. What the driver sends in
+/// one go (Parse/Bind/Execute/Sync) is one flight; a ping is one more. A flight is counted when
+/// its answer passes the proxy, before the client can read it: an op has counted all its flights
+/// when it returns, and a message nobody answers (a dropped connection's Terminate, read late by
+/// the proxy's thread) is never counted.
 pub(crate) struct RoundTrips {
     /// The port clients connect to instead of the server's.
     pub(crate) port: u16,
@@ -101,12 +103,12 @@ impl RoundTrips {
             });
         };
         let (spoke, heard) = (std::sync::Arc::clone(&client_spoke_last), client_spoke_last);
-        let on_request = Box::new(move || {
-            if !spoke.swap(true, Ordering::SeqCst) {
+        let on_request = Box::new(move || spoke.store(true, Ordering::SeqCst));
+        let on_answer = Box::new(move || {
+            if heard.swap(false, Ordering::SeqCst) {
                 flights.fetch_add(1, Ordering::SeqCst);
             }
         });
-        let on_answer = Box::new(move || heard.store(false, Ordering::SeqCst));
         pump(client.try_clone().unwrap(), server.try_clone().unwrap(), on_request);
         pump(server, client, on_answer);
     }
