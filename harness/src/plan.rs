@@ -39,6 +39,8 @@ pub(crate) struct SettingDefaults {
     pub iterations: Option<u32>,
     /// Measured iteration time.
     pub time: Option<Duration>,
+    /// Fork timeout (for workloads measured in steps, the limit of each step).
+    pub fork_timeout: Option<Duration>,
 }
 
 /// Release defaults: 1 fork, 1 warmup iteration, 3 measured iterations of 1 s.
@@ -70,6 +72,7 @@ pub(crate) static CONFIGURATIONS: &[Configuration] = &[
             warmup_time: Some(Duration::from_millis(50)),
             iterations: Some(1),
             time: Some(Duration::from_millis(100)),
+            fork_timeout: None,
         },
         params: &[("row_count", "100"), ("cache_size", "1000")],
     },
@@ -94,6 +97,14 @@ pub(crate) static CONFIGURATIONS: &[Configuration] = &[
         defaults: NONE,
         params: &[("db", "sqlite,postgres")],
     },
+    Configuration {
+        name: "growth",
+        about: "id-keyed tables grown to millions of rows: rows/s, index, WAL",
+        groups: &["growth"],
+        // Measured in steps: the timeout limits each step, the last of which inserts a fifth of the rows.
+        defaults: SettingDefaults { fork_timeout: Some(Duration::from_secs(1800)), ..NONE },
+        params: &[("db", "sqlite_file,postgres")],
+    },
     Configuration { name: "cache", about: "in-process caches", groups: &["cache"], defaults: NONE, params: &[] },
     Configuration {
         name: "redis",
@@ -105,7 +116,7 @@ pub(crate) static CONFIGURATIONS: &[Configuration] = &[
 ];
 
 const NONE: SettingDefaults =
-    SettingDefaults { warmup_iterations: None, warmup_time: None, iterations: None, time: None };
+    SettingDefaults { warmup_iterations: None, warmup_time: None, iterations: None, time: None, fork_timeout: None };
 
 /// The configuration called `name`.
 pub(crate) fn configuration(name: &str) -> Result<&'static Configuration, BadInput> {
@@ -278,7 +289,7 @@ mod tests {
     #[test]
     fn unknown_configuration_lists_the_known_ones() {
         let e = configuration("nope").unwrap_err().0;
-        assert_eq!(e, "unknown configuration 'nope': choose one of main, smoke, sql, orm, ids, cache, redis");
+        assert_eq!(e, "unknown configuration 'nope': choose one of main, smoke, sql, orm, ids, growth, cache, redis");
     }
 
     #[test]
@@ -366,5 +377,7 @@ mod tests {
         assert!(!smoke.groups.contains(&"redis"));
         assert_eq!(configuration("main").unwrap().groups, ALL_GROUPS);
         assert!(plan(&sel("smoke", &[], &[])).unwrap().len() >= 3);
+        assert!(!ALL_GROUPS.contains(&"growth") && !smoke.groups.contains(&"growth"), "growth runs for minutes");
+        assert!(plan(&sel("growth", &[], &[])).unwrap().iter().all(|c| c.def.group() == "growth"));
     }
 }

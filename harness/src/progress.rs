@@ -7,9 +7,50 @@ use crate::report::{Fork, ForkKind, ForkStatus, Iteration};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 
-/// How progress is shown.
+/// How progress is shown, and where each running stepped fork stands.
 #[derive(Debug)]
-pub(crate) enum Progress {
+pub(crate) struct Progress {
+    view: View,
+    /// Stepped forks (workloads measured in steps) by label: their ETA comes from their steps.
+    stepped: std::cell::RefCell<std::collections::BTreeMap<String, Steps>>,
+}
+
+/// A running stepped fork: ops planned and done, and steps.
+#[derive(Debug)]
+struct Steps {
+    total_ops: u64,
+    done_ops: u64,
+    steps: usize,
+    done: usize,
+}
+
+impl Steps {
+    /// `step 3/42, 12% of ops, 1.2 Mtable_rows, 210 k ops/s, fork ETA 4m 10s`: the ETA at
+    /// the last step's rate (an underestimate when the rate keeps falling).
+    fn advance(&mut self, ops: u64, nanos: u64, observed: &std::collections::BTreeMap<String, i64>) -> String {
+        self.done_ops += ops;
+        self.done += 1;
+        let rate = if nanos == 0 { f64::NAN } else { ops as f64 * 1e9 / nanos as f64 };
+        let left = (self.total_ops.saturating_sub(self.done_ops)) as f64 / rate;
+        let eta = if left.is_finite() {
+            humantime::format_duration(std::time::Duration::from_secs(left.round() as u64)).to_string()
+        } else {
+            "unknown".into()
+        };
+        let rows = observed.get("table_rows").map_or(String::new(), |r| format!(", {} table rows", si(*r as f64)));
+        format!(
+            "step {}/{}{rows}, {} ops/s, {:.0}% of the fork's ops, fork ETA {eta}",
+            self.done,
+            self.steps,
+            si(rate),
+            100.0 * self.done_ops as f64 / self.total_ops.max(1) as f64
+        )
+    }
+}
+
+/// Where progress goes.
+#[derive(Debug)]
+enum View {
     /// A bar over every fork of the run.
     Bar(ProgressBar),
     /// One line per finished fork on stderr.
@@ -26,8 +67,66 @@ pub(crate) enum Progress {
 impl Progress {
     /// Chooses the display for a run of `total` forks.
     pub(crate) fn new(quiet: bool, total: u64) -> Progress {
+        Progress { view: View::new(quiet, total), stepped: Default::default() }
+    }
+
+    /// A fork is starting.
+    pub(crate) fn fork_started(&self, label: &str, fork: u32, forks: u32) {
+        self.stepped.borrow_mut().remove(label);
+        self.view.fork_started(label, fork, forks);
+    }
+
+    /// A worker message arrived: a stepped fork's steps and each step's ETA, or an iteration.
+    pub(crate) fn message(&self, label: &str, m: &Message) {
+        match m {
+            Message::Calibrated { steps: Some(steps), .. } => {
+                let s = Steps { total_ops: steps.iter().sum(), done_ops: 0, steps: steps.len(), done: 0 };
+                self.stepped.borrow_mut().insert(label.to_string(), s);
+            }
+            Message::Iteration { ops, nanos, observed, .. } if self.stepped.borrow().contains_key(label) => {
+                let line = self.stepped.borrow_mut().get_mut(label).map(|s| s.advance(*ops, *nanos, observed));
+                match (&self.view, line) {
+                    (View::Bar(b), Some(line)) => b.set_message(format!("{label} {line}")),
+                    (View::Lines { .. }, Some(line)) => eprintln!("{label} {line}"),
+                    _ => {}
+                }
+            }
+            _ => self.view.message(label, m),
+        }
+    }
+
+    /// A fork ended.
+    pub(crate) fn fork_finished(&self, label: &str, fork: &Fork, forks: u32) {
+        self.stepped.borrow_mut().remove(label);
+        self.view.fork_finished(label, fork, forks);
+    }
+
+    /// `--forks auto`: where a case stands after `pairs` fork pairs.
+    pub(crate) fn interval(
+        &self,
+        label: &str,
+        pairs: usize,
+        test: Option<&crate::stats::fork_test::ForkTest>,
+        stop: Option<crate::stats::sequential::SequentialStop>,
+    ) {
+        self.view.interval(label, pairs, test, stop);
+    }
+
+    /// A warning or failure, shown in every mode.
+    pub(crate) fn warn(&self, text: &str) {
+        self.view.warn(text);
+    }
+
+    /// The run ended.
+    pub(crate) fn finish(&self) {
+        self.view.finish();
+    }
+}
+
+impl View {
+    fn new(quiet: bool, total: u64) -> View {
         if quiet {
-            Progress::Quiet
+            View::Quiet
         } else if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(total);
             bar.set_style(
@@ -35,22 +134,22 @@ impl Progress {
                     .expect("valid template")
                     .progress_chars("=> "),
             );
-            Progress::Bar(bar)
+            View::Bar(bar)
         } else {
-            Progress::Lines { total, done: std::cell::Cell::new(0) }
+            View::Lines { total, done: std::cell::Cell::new(0) }
         }
     }
 
     /// A fork is starting.
-    pub(crate) fn fork_started(&self, label: &str, fork: u32, forks: u32) {
-        if let Progress::Bar(b) = self {
+    fn fork_started(&self, label: &str, fork: u32, forks: u32) {
+        if let View::Bar(b) = self {
             b.set_message(format!("{label} fork {}/{forks}: starting", fork + 1));
         }
     }
 
     /// A worker message arrived.
-    pub(crate) fn message(&self, label: &str, m: &Message) {
-        if let (Progress::Bar(b), Message::Iteration { kind, index, ops, nanos, .. }) = (self, m) {
+    fn message(&self, label: &str, m: &Message) {
+        if let (View::Bar(b), Message::Iteration { kind, index, ops, nanos, .. }) = (self, m) {
             let what = if *kind == IterationKind::Warmup { "warmup" } else { "iteration" };
             let rate = if *nanos == 0 { f64::NAN } else { *ops as f64 * 1e9 / *nanos as f64 };
             b.set_message(format!("{label} {what} {}: {} ops/s", index + 1, si(rate)));
@@ -58,10 +157,10 @@ impl Progress {
     }
 
     /// A fork ended.
-    pub(crate) fn fork_finished(&self, label: &str, fork: &Fork, forks: u32) {
+    fn fork_finished(&self, label: &str, fork: &Fork, forks: u32) {
         match self {
-            Progress::Bar(b) => b.inc(1),
-            Progress::Lines { total, done } => {
+            View::Bar(b) => b.inc(1),
+            View::Lines { total, done } => {
                 done.set(done.get() + 1);
                 let status = if fork.status == ForkStatus::Ok { "ok" } else { "FAILED" };
                 let figure = match (fork.kind, fork.instructions) {
@@ -78,12 +177,12 @@ impl Progress {
                 };
                 eprintln!("[{}/{total}] {label} fork {}/{forks}: {status}, {figure}", done.get(), fork.index + 1);
             }
-            Progress::Quiet => {}
+            View::Quiet => {}
         }
     }
 
     /// `--forks auto`: where a case stands after `pairs` fork pairs.
-    pub(crate) fn interval(
+    fn interval(
         &self,
         label: &str,
         pairs: usize,
@@ -103,23 +202,23 @@ impl Progress {
         };
         let line = format!("{label}: {pairs} pair(s), {standing}; {what}");
         match self {
-            Progress::Bar(b) => b.println(line),
-            Progress::Lines { .. } => eprintln!("{line}"),
-            Progress::Quiet => {}
+            View::Bar(b) => b.println(line),
+            View::Lines { .. } => eprintln!("{line}"),
+            View::Quiet => {}
         }
     }
 
     /// A warning or failure, shown in every mode.
-    pub(crate) fn warn(&self, text: &str) {
+    fn warn(&self, text: &str) {
         match self {
-            Progress::Bar(b) => b.println(format!("warning: {text}")),
+            View::Bar(b) => b.println(format!("warning: {text}")),
             _ => eprintln!("warning: {text}"),
         }
     }
 
     /// The run ended.
-    pub(crate) fn finish(&self) {
-        if let Progress::Bar(b) = self {
+    fn finish(&self) {
+        if let View::Bar(b) = self {
             b.finish_and_clear();
         }
     }

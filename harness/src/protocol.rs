@@ -150,6 +150,10 @@ pub(crate) enum Message {
         /// Each op follows an untimed reset and is timed alone; `nanos` then sums op times only.
         #[serde(default)]
         per_op_reset: bool,
+        /// A workload measured in steps: the ops of each measured iteration, which replace the
+        /// task's warmup and measured iterations (each op is timed alone).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        steps: Option<Vec<u64>>,
     },
     /// One finished iteration.
     Iteration {

@@ -30,6 +30,17 @@ pub(crate) fn render(report: &Report) -> String {
         out.push_str(&format!("note: {}\n", crate::row::CLIENT_ONLY));
     }
     for b in report.benchmarks.iter() {
+        if let Some(c) = crate::docs::growth::curve(b)
+            && let Some(last) = c.points.last()
+        {
+            let wal = last.wal_per_row.map_or(String::new(), |w| format!(", {w:.0} WAL bytes per row"));
+            out.push_str(&format!(
+                "note: {}: measured in steps up to {} rows (ops/s above is the mean over steps); last step {} rows/s{wal}; the curve: harness docs REPORT\n",
+                b.label(),
+                crate::format::si(last.rows),
+                crate::format::si(last.rate.0)
+            ));
+        }
         if let Some(w) = b.latency.as_ref().and_then(|l| l.clock_warning.as_ref()) {
             out.push_str(&format!("warning: {}: {w}\n", b.label()));
         }

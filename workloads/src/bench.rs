@@ -115,6 +115,10 @@ pub trait Prepared: Send + Sync {
     }
     /// Whether an op executes the same instructions in every run (see [`Workload::deterministic`]).
     fn deterministic(&self) -> bool;
+    /// The ops of each measured step, for a workload measured in steps (see [`Workload::steps`]).
+    fn steps(&self) -> Option<Vec<u64>> {
+        None
+    }
     /// For async workloads, `n` measuring tasks on the workload's runtime; `None` for blocking
     /// workloads, whose concurrent measurers are OS threads each holding a [`Bench`].
     fn concurrent(&self, _n: usize) -> anyhow::Result<Option<Box<dyn Concurrent>>> {
@@ -352,6 +356,9 @@ impl<W: Workload> Prepared for Blocking<W> {
     }
     fn deterministic(&self) -> bool {
         self.0.deterministic()
+    }
+    fn steps(&self) -> Option<Vec<u64>> {
+        self.0.steps()
     }
 }
 

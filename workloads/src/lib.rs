@@ -11,6 +11,7 @@ pub mod cache;
 pub mod db;
 pub mod def;
 pub mod fault;
+pub mod growth;
 pub mod ids;
 pub mod orm;
 pub mod params;

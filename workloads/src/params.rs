@@ -12,6 +12,14 @@ pub enum ParamKind {
         /// Largest accepted value.
         max: i64,
     },
+    /// `auto` (the workload chooses, and says how in its description) or a whole number in
+    /// `min..=max`.
+    IntOrAuto {
+        /// Smallest accepted number.
+        min: i64,
+        /// Largest accepted number.
+        max: i64,
+    },
     /// One of a fixed set of names.
     Choice(&'static [&'static str]),
     /// Free text (a URL, a path).
@@ -40,6 +48,11 @@ impl ParamSpec {
                 Ok(_) => Err(format!("must be between {min} and {max}")),
                 Err(_) => Err(format!("must be a whole number between {min} and {max}")),
             },
+            ParamKind::IntOrAuto { .. } if value == "auto" => Ok(()),
+            ParamKind::IntOrAuto { min, max } => match value.parse::<i64>() {
+                Ok(v) if (min..=max).contains(&v) => Ok(()),
+                _ => Err(format!("must be auto or a whole number between {min} and {max}")),
+            },
             ParamKind::Choice(options) if options.contains(&value) => Ok(()),
             ParamKind::Choice(options) => Err(format!("must be one of {}", options.join(", "))),
             ParamKind::Text if value.is_empty() => Err("must not be empty".into()),
@@ -51,6 +64,7 @@ impl ParamSpec {
     pub fn accepted(&self) -> String {
         match self.kind {
             ParamKind::Int { min, max } => format!("integer {min}..={max}"),
+            ParamKind::IntOrAuto { min, max } => format!("auto|integer {min}..={max}"),
             ParamKind::Choice(options) => options.join("|"),
             ParamKind::Text => "text".into(),
         }
@@ -97,6 +111,14 @@ mod tests {
         assert!(ROWS.check("10").is_ok());
         assert_eq!(ROWS.check("abc").unwrap_err(), "must be a whole number between 1 and 100");
         assert_eq!(ROWS.check("0").unwrap_err(), "must be between 1 and 100");
+    }
+
+    #[test]
+    fn int_or_auto_accepts_auto_and_numbers_in_range() {
+        let rows = ParamSpec { kind: ParamKind::IntOrAuto { min: 1, max: 100 }, ..ROWS };
+        assert!(rows.check("auto").is_ok() && rows.check("100").is_ok());
+        assert_eq!(rows.check("0").unwrap_err(), "must be auto or a whole number between 1 and 100");
+        assert_eq!(rows.check("lots").unwrap_err(), "must be auto or a whole number between 1 and 100");
     }
 
     #[test]

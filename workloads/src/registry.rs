@@ -1,6 +1,6 @@
 //! The list of every workload: each group's `WORKLOADS`, in listing order.
 
-use crate::{WorkloadDef, baseline, cache, fault, ids, orm, probe, redis, sql};
+use crate::{WorkloadDef, baseline, cache, fault, growth, ids, orm, probe, redis, sql};
 
 /// Every workload, hidden ones included, in listing order.
 pub fn all() -> Vec<&'static WorkloadDef> {
@@ -9,6 +9,7 @@ pub fn all() -> Vec<&'static WorkloadDef> {
         .chain(sql::WORKLOADS)
         .chain(orm::WORKLOADS)
         .chain(ids::WORKLOADS)
+        .chain(growth::WORKLOADS)
         .chain(cache::WORKLOADS)
         .chain(redis::WORKLOADS)
         .chain(fault::WORKLOADS)

@@ -55,6 +55,13 @@ pub trait Workload: Send + Sync + 'static {
     fn deterministic(&self) -> bool {
         true
     }
+    /// For a workload measured in fixed steps rather than timed iterations (JMH's single-shot
+    /// mode with a batch size): the ops of each measured iteration, in order. Such a fork has
+    /// no warmup, times every op, and ends after its last step; `None` (the default): iterations
+    /// last the configured time.
+    fn steps(&self) -> Option<Vec<u64>> {
+        None
+    }
 }
 
 /// A workload whose operation is a future, run on the workload's own tokio runtime.

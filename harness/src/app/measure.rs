@@ -66,7 +66,7 @@ fn settings(args: &RunArgs, config: &Configuration, forks: u32) -> CaseSettings 
     let warmup_iterations = args.warmup.or(d.warmup_iterations).unwrap_or(plan::DEFAULT_WARMUP);
     let iterations = args.iterations.or(d.iterations).unwrap_or(plan::DEFAULT_ITERATIONS);
     let planned = warmup_time * warmup_iterations + time * iterations;
-    let fork_timeout = args.fork_timeout.unwrap_or(Duration::from_secs(60) + planned * 3);
+    let fork_timeout = args.fork_timeout.or(d.fork_timeout).unwrap_or(Duration::from_secs(60) + planned * 3);
     CaseSettings {
         forks,
         warmup_iterations,

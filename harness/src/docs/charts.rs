@@ -141,6 +141,88 @@ pub(crate) fn lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> 
     Ok(svg)
 }
 
+/// Growth curves in two panels over table rows (log scale): rows inserted per second, each
+/// kind a median line with a band from its slowest to its fastest fork; and WAL bytes per row.
+pub(crate) fn growth(title: &str, curves: &[super::growth::Curve]) -> anyhow::Result<String> {
+    let points = || curves.iter().flat_map(|c| c.points.iter());
+    let x0 = points().map(|p| p.rows).fold(f64::INFINITY, f64::min).max(1.0);
+    let x1 = points().map(|p| p.rows).fold(0.0, f64::max).max(x0 * 10.0);
+    let rate_max = points().map(|p| p.rate.2).fold(0.0, f64::max).max(1.0) * 1.1;
+    let wal_max = points().filter_map(|p| p.wal_per_row).fold(0.0, f64::max).max(1.0) * 1.1;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 760)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let root = root.titled(title, ("sans-serif", 18))?;
+        let (upper, lower) = root.split_vertically(430);
+        let fmt = |v: &f64| si(*v);
+        let mut top = ChartBuilder::on(&upper)
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(70)
+            .build_cartesian_2d((x0..x1).log_scale(), 0.0..rate_max)?;
+        top.configure_mesh()
+            .label_style(("sans-serif", 12))
+            .axis_desc_style(("sans-serif", 13))
+            .x_desc("rows in the table (log scale)")
+            .y_desc("rows inserted per second")
+            .x_label_formatter(&fmt)
+            .y_label_formatter(&fmt)
+            .draw()?;
+        for (i, c) in curves.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            let mut band: Vec<(f64, f64)> = c.points.iter().map(|p| (p.rows, p.rate.2)).collect();
+            band.extend(c.points.iter().rev().map(|p| (p.rows, p.rate.1)));
+            top.draw_series(std::iter::once(Polygon::new(band, color.mix(0.2).filled())))?;
+            top.draw_series(LineSeries::new(c.points.iter().map(|p| (p.rows, p.rate.0)), color.stroke_width(2)))?
+                .label(c.kind.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            top.draw_series(c.points.iter().map(|p| Circle::new((p.rows, p.rate.0), 2, color.filled())))?;
+            if let Some((rows, _)) = c.outgrew {
+                let mark = [(rows, 0.0), (rows, rate_max)];
+                top.draw_series(DashedLineSeries::new(mark, 6, 4, color.stroke_width(1)))?;
+            }
+        }
+        top.configure_series_labels().background_style(WHITE.mix(0.9)).border_style(BLACK).draw()?;
+        wal_panel(&lower, (x0, x1), wal_max, curves)?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// The lower panel of [`growth`]: WAL bytes per row against table rows, one line per kind.
+fn wal_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    (x0, x1): (f64, f64),
+    wal_max: f64,
+    curves: &[super::growth::Curve],
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let fmt = |v: &f64| si(*v);
+    let mut chart = ChartBuilder::on(area)
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x0..x1).log_scale(), 0.0..wal_max)?;
+    chart
+        .configure_mesh()
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 13))
+        .x_desc("rows in the table (log scale)")
+        .y_desc("WAL bytes per row inserted")
+        .x_label_formatter(&fmt)
+        .y_label_formatter(&fmt)
+        .draw()?;
+    for (i, c) in curves.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let wal = c.points.iter().filter_map(|p| Some((p.rows, p.wal_per_row?)));
+        chart.draw_series(LineSeries::new(wal, color.stroke_width(2)))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

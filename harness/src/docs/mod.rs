@@ -3,6 +3,7 @@
 //! give byte-identical files.
 
 pub(crate) mod charts;
+pub(crate) mod growth;
 
 use crate::export::markdown::row;
 use crate::report::{Benchmark, Report};
@@ -40,7 +41,10 @@ fn environment(source: &str, r: &Report) -> String {
     line("cpu", format!("{} ({} logical, {} available)", m.cpu.model, m.cpu.logical_cpus, m.cpu.available_parallelism));
     line("os", format!("{} (kernel {})", m.os.name, m.os.kernel));
     line("limits", format!("cgroup CPU quota {}, memory {}", m.cgroup.cpu_quota, m.cgroup.memory_limit));
-    if let Some(s) = s {
+    let stepped = !r.benchmarks.is_empty() && r.benchmarks.iter().all(|b| b.forks.iter().any(|f| f.steps.is_some()));
+    if let (Some(s), true) = (s, stepped) {
+        line("settings", format!("{} fork(s); measured in steps of table size (no warmup; every op timed)", s.forks));
+    } else if let Some(s) = s {
         line(
             "settings",
             format!(
@@ -134,6 +138,43 @@ fn growth(cases: &[&Benchmark]) -> Vec<(String, Vec<Line>)> {
     by_db.into_iter().collect()
 }
 
+/// One workload group's section of the page: a bar chart and a table, or, for workloads
+/// measured in steps, their growth curves; its charts go to `files`.
+fn group_section(g: &str, in_group: &[&Benchmark], page: &mut String, files: &mut Vec<File>) -> anyhow::Result<()> {
+    page.push_str(&format!("## {g}\n\n"));
+    // Workloads measured in steps: curves over table size, not one score per case.
+    if in_group.iter().all(|b| b.forks.iter().any(|f| f.steps.is_some())) {
+        let (section, charts) = growth::section(g, in_group)?;
+        page.push_str(&section);
+        files.extend(charts);
+        return Ok(());
+    }
+    let bars: Vec<Bar> = in_group
+        .iter()
+        .filter_map(|b| b.score.as_ref().map(|s| Bar { label: b.label(), value: s.mean, error: s.error }))
+        .collect();
+    if !bars.is_empty() {
+        let file = format!("{g}.svg");
+        files.push((file.clone(), charts::bars(&format!("{g}: ops/s (whiskers: 99.9% interval)"), &bars)?));
+        page.push_str(&format!("![{g} throughput]({file})\n\n"));
+    }
+    page.push_str(&table(in_group));
+    page.push('\n');
+    if in_group.iter().any(|b| b.counts_client_only()) {
+        page.push_str(&format!("Note: {}.\n\n", crate::row::CLIENT_ONLY));
+    }
+    for limit in in_group.iter().filter_map(|b| b.at_ceiling()) {
+        page.push_str(&format!("Note: {limit}.\n\n"));
+    }
+    for (db, lines) in growth(in_group) {
+        let file = format!("{g}-insert-growth-{db}.svg");
+        let title = format!("ids/insert_growth on {db}: ops/s against table rows");
+        files.push((file.clone(), charts::lines(&title, "rows in the table", "ops/s", &lines)?));
+        page.push_str(&format!("![{title}]({file})\n\n"));
+    }
+    Ok(())
+}
+
 /// The page and charts of `reports`, each named by its source path, with `intro` (Markdown)
 /// right after the title.
 pub(crate) fn render(reports: &[(String, Report)], intro: &str) -> anyhow::Result<Vec<File>> {
@@ -160,30 +201,7 @@ pub(crate) fn render(reports: &[(String, Report)], intro: &str) -> anyhow::Resul
     }
     for g in groups {
         let in_group: Vec<&Benchmark> = cases.iter().copied().filter(|b| group(&b.name) == g).collect();
-        page.push_str(&format!("## {g}\n\n"));
-        let bars: Vec<Bar> = in_group
-            .iter()
-            .filter_map(|b| b.score.as_ref().map(|s| Bar { label: b.label(), value: s.mean, error: s.error }))
-            .collect();
-        if !bars.is_empty() {
-            let file = format!("{g}.svg");
-            files.push((file.clone(), charts::bars(&format!("{g}: ops/s (whiskers: 99.9% interval)"), &bars)?));
-            page.push_str(&format!("![{g} throughput]({file})\n\n"));
-        }
-        page.push_str(&table(&in_group));
-        page.push('\n');
-        if in_group.iter().any(|b| b.counts_client_only()) {
-            page.push_str(&format!("Note: {}.\n\n", crate::row::CLIENT_ONLY));
-        }
-        for limit in in_group.iter().filter_map(|b| b.at_ceiling()) {
-            page.push_str(&format!("Note: {limit}.\n\n"));
-        }
-        for (db, lines) in growth(&in_group) {
-            let file = format!("{g}-insert-growth-{db}.svg");
-            let title = format!("ids/insert_growth on {db}: ops/s against table rows");
-            files.push((file.clone(), charts::lines(&title, "rows in the table", "ops/s", &lines)?));
-            page.push_str(&format!("![{title}]({file})\n\n"));
-        }
+        group_section(g, &in_group, &mut page, &mut files)?;
     }
     let skipped: Vec<String> =
         cases.iter().filter_map(|b| b.skipped.as_ref().map(|why| format!("- `{}`: {why}\n", b.label()))).collect();

@@ -172,6 +172,10 @@ pub(crate) struct Fork {
     /// Each op followed an untimed reset and was timed alone (JMH's `Level.Invocation`).
     #[serde(default)]
     pub per_op_reset: bool,
+    /// A workload measured in steps (`growth/*`): the ops each step was planned to run. Its
+    /// `iterations` are the steps it finished, in order, with no warmup; each op was timed alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Vec<u64>>,
     /// Throughput or instruction count.
     #[serde(default)]
     pub kind: ForkKind,
@@ -351,6 +355,7 @@ impl Fork {
             batch_size: None,
             clock_read_nanos: None,
             per_op_reset: false,
+            steps: None,
             kind: ForkKind::Time,
             instructions: None,
             hardware_counters: None,

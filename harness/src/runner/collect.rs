@@ -25,6 +25,8 @@ struct Progress<'a> {
     done: bool,
     instrumented: Option<(u64, bool)>,
     failure: Option<(FailureKind, String)>,
+    /// Warmup and measured iterations to expect: the task's, or a stepped workload's steps.
+    expected: (u32, u32),
 }
 
 /// The failure kind a worker's error stage becomes in the report.
@@ -51,12 +53,7 @@ impl Progress<'_> {
             }
             (true, Message::Hello { .. }) => return Err("a second hello".into()),
             (true, Message::Verified { phase: VerifyPhase::Before }) => {}
-            (true, Message::Calibrated { batch_size, clock_read_nanos, per_op_reset, shape }) => {
-                self.fork.shape = Some(shape.clone());
-                self.fork.batch_size = Some(*batch_size);
-                self.fork.clock_read_nanos = Some(*clock_read_nanos);
-                self.fork.per_op_reset = *per_op_reset;
-            }
+            (true, Message::Calibrated { .. }) => self.calibrated(m)?,
             (true, Message::Counters { available, detail }) => {
                 self.fork.hardware_counters =
                     Some(if *available { detail.clone() } else { format!("unavailable: {detail}") });
@@ -101,6 +98,24 @@ impl Progress<'_> {
         Ok(())
     }
 
+    /// The calibration: the batch, and for a stepped workload the steps that replace the
+    /// task's iterations.
+    fn calibrated(&mut self, m: &Message) -> Result<(), String> {
+        let Message::Calibrated { batch_size, clock_read_nanos, per_op_reset, shape, steps } = m else {
+            return Ok(());
+        };
+        if let Some(steps) = steps {
+            let count = u32::try_from(steps.len()).map_err(|_| "more steps than a fork can hold")?;
+            self.expected = (0, count);
+            self.fork.steps = Some(steps.clone());
+        }
+        self.fork.shape = Some(shape.clone());
+        self.fork.batch_size = Some(*batch_size);
+        self.fork.clock_read_nanos = Some(*clock_read_nanos);
+        self.fork.per_op_reset = *per_op_reset;
+        Ok(())
+    }
+
     /// The worker's hello: it must speak this harness's protocol.
     fn hello(&mut self, protocol: u32, pid: u32, harness_version: &str) -> Result<(), String> {
         if protocol != PROTOCOL_VERSION {
@@ -116,8 +131,8 @@ impl Progress<'_> {
     /// An iteration, which must be the next one of its kind and within the task's count.
     fn iteration(&mut self, kind: IterationKind, index: u32, iteration: Iteration) -> Result<(), String> {
         let (list, expected) = match kind {
-            IterationKind::Warmup => (&mut self.fork.warmup, self.task.warmup_iterations),
-            IterationKind::Measure => (&mut self.fork.iterations, self.task.iterations),
+            IterationKind::Warmup => (&mut self.fork.warmup, self.expected.0),
+            IterationKind::Measure => (&mut self.fork.iterations, self.expected.1),
         };
         if index as usize != list.len() || index >= expected {
             return Err(format!("unexpected {kind:?} iteration {index}"));
@@ -131,7 +146,7 @@ impl Progress<'_> {
         let measured = match self.task.instructions {
             Some(_) => self.instrumented.is_some(),
             None => {
-                self.fork.iterations.len() == self.task.iterations as usize
+                self.fork.iterations.len() == self.expected.1 as usize
                     && (!self.task.sample || self.fork.latency.is_some())
             }
         };
@@ -196,6 +211,7 @@ impl<'a> Collector<'a> {
             done: false,
             instrumented: None,
             failure: None,
+            expected: (task.warmup_iterations, task.iterations),
         };
         Collector { worker, p, started, deadline: started + timeout, timeout, killed: false, ended: false }
     }
@@ -220,7 +236,12 @@ impl<'a> Collector<'a> {
                         .map_err(|e| format!("not a protocol message ({e}): {}", clip(&line)))
                         .and_then(|m| {
                             on_message(&m);
-                            self.p.apply(&m).map(|()| m == Message::Ready)
+                            self.p.apply(&m)?;
+                            // A stepped fork's length is not known ahead: the timeout limits each step.
+                            if self.p.fork.steps.is_some() && matches!(m, Message::Iteration { .. }) {
+                                self.deadline = Instant::now() + self.timeout;
+                            }
+                            Ok(m == Message::Ready)
                         });
                     match applied {
                         Ok(true) if until_ready => return true,
@@ -277,7 +298,6 @@ impl<'a> Collector<'a> {
 
 /// The fork record from what the worker said and how it ended.
 fn outcome(p: Progress<'_>, status: Option<ExitStatus>, killed: bool, started: Instant, worker: &Worker) -> Fork {
-    let task = p.task;
     let mut fork = p.fork;
     fork.wall_nanos = started.elapsed().as_nanos() as u64;
     if let Some((ops, deterministic)) = p.instrumented {
@@ -287,7 +307,7 @@ fn outcome(p: Progress<'_>, status: Option<ExitStatus>, killed: bool, started: I
     let failure = match (p.failure, status) {
         (Some((kind, message)), status) => Some((kind, with_status(message, status, killed))),
         (None, None) => Some((FailureKind::Exit, "exit status unknown".into())),
-        (None, Some(s)) => exit_failure(s, p.done, fork.iterations.len(), task.iterations),
+        (None, Some(s)) => exit_failure(s, p.done, fork.iterations.len(), p.expected.1),
     };
     match failure {
         None => fork.status = ForkStatus::Ok,
@@ -384,7 +404,16 @@ pub(super) mod tests {
 
     fn progress(t: &Task) -> Progress<'_> {
         let fork = Fork::pending(0, None);
-        Progress { fork, task: t, hello: false, verified_after: false, done: false, instrumented: None, failure: None }
+        Progress {
+            fork,
+            task: t,
+            hello: false,
+            verified_after: false,
+            done: false,
+            instrumented: None,
+            failure: None,
+            expected: (t.warmup_iterations, t.iterations),
+        }
     }
 
     fn hello(protocol: u32) -> Message {
@@ -424,6 +453,40 @@ pub(super) mod tests {
         p.apply(&Message::Verified { phase: VerifyPhase::After }).unwrap();
         p.apply(&Message::Done).unwrap();
         assert!(p.done);
+    }
+
+    #[test]
+    fn a_stepped_worker_sets_the_iterations_to_expect() {
+        let t = task();
+        let mut p = progress(&t);
+        p.apply(&hello(PROTOCOL_VERSION)).unwrap();
+        let calibrated = Message::Calibrated {
+            shape: "blocking".into(),
+            batch_size: 1,
+            clock_read_nanos: 20.0,
+            per_op_reset: false,
+            steps: Some(vec![1, 1, 3]),
+        };
+        p.apply(&calibrated).unwrap();
+        assert_eq!(p.fork.steps.as_deref(), Some(&[1, 1, 3][..]));
+        let iteration = |kind, index, ops| Message::Iteration {
+            kind,
+            index,
+            ops,
+            nanos: 1,
+            observed: Default::default(),
+            hw: None,
+            allocs: None,
+            thread_ops: vec![],
+        };
+        let step = |index, ops| iteration(IterationKind::Measure, index, ops);
+        assert!(p.apply(&iteration(IterationKind::Warmup, 0, 1)).is_err(), "a stepped fork has no warmup");
+        for i in 0..3 {
+            p.apply(&step(i, 1)).unwrap();
+        }
+        assert!(p.apply(&step(3, 1)).is_err(), "three steps were announced, not the task's two iterations");
+        p.apply(&Message::Verified { phase: VerifyPhase::After }).unwrap();
+        p.apply(&Message::Done).unwrap();
     }
 
     #[test]

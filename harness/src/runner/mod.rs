@@ -200,6 +200,18 @@ fn side_label(label: &str, side: Side) -> String {
     if side == Side::Baseline { format!("{label} (baseline)") } else { label.to_string() }
 }
 
+/// A failed worker may have been killed before its teardown: removes its SQLite files and its
+/// PostgreSQL schemas (a growth table holds gigabytes), and says what it removed.
+fn clean_up_after(ctx: &RunContext<'_>, case: &Case, fork: &Fork, progress: &Progress) {
+    let Some(pid) = fork.pid else { return };
+    let postgres = servers(case, ctx).into_iter().find(|(s, _)| *s == workloads::Server::Postgres);
+    match workloads::db::remove_leftovers(pid, postgres.as_ref().map(|(_, url)| url.as_str())) {
+        Ok(0) => {}
+        Ok(n) => progress.warn(&format!("removed {n} database(s) worker {pid} left behind")),
+        Err(e) => progress.warn(&format!("cannot remove what worker {pid} left behind: {}", redact(&format!("{e:#}")))),
+    }
+}
+
 /// Shows a fork's end: its failure as a warning, then the progress step.
 fn report_fork_end(progress: &Progress, label: &str, fork: &Fork, forks: u32) {
     if let Some(f) = &fork.failure {
@@ -260,6 +272,9 @@ fn run_fork(
         Ok(worker) => collect::collect(worker, &task, timeout, ctx.stop, &mut |m| progress.message(label, m)),
         Err(e) => return spawn_failed(&task, format!("cannot start {}: {e}", command[0].to_string_lossy())),
     };
+    if fork.status != ForkStatus::Ok {
+        clean_up_after(ctx, case, &fork, progress);
+    }
     if let (Some(dir), Some(count)) = (&out_dir, fork.instructions.as_mut()) {
         let kept = match instr.and_then(|i| i.keep.as_deref()) {
             Some(keep) => keep_dumps(dir.path(), keep, &format!("{label}.fork{fork_index}")),

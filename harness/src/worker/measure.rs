@@ -78,6 +78,25 @@ pub(crate) fn reset_iteration(bench: &mut dyn Bench, time: Duration, samples: &m
     }
 }
 
+/// How long one iteration runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Length {
+    /// Until this much wall clock has passed.
+    Time(Duration),
+    /// Exactly this many ops (a stepped workload's step).
+    Ops(u64),
+}
+
+/// A stepped workload's step: exactly `ops` ops, each timed alone (its time goes to the
+/// outcome's samples); the step's time is the wall clock from its first op to its last.
+pub(crate) fn step(bench: &mut dyn Bench, ops: u64) -> super::crew::Outcome {
+    let mut samples = Vec::with_capacity(ops as usize);
+    let start = Instant::now();
+    bench.run_sampled(ops, 1, &mut samples);
+    let nanos = start.elapsed().as_nanos() as u64;
+    super::crew::Outcome { ops, nanos, thread_ops: vec![], samples }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +137,14 @@ mod tests {
     #[test]
     fn a_cold_first_op_does_not_fix_the_batch_size() {
         assert!(calibrate(&mut ColdStart(false), Duration::from_millis(1)).0 > 1);
+    }
+
+    #[test]
+    fn a_step_runs_exactly_its_ops_and_times_each() {
+        let out = step(&mut Sleepy(Duration::from_millis(1)), 3);
+        assert_eq!((out.ops, out.samples.len()), (3, 3));
+        assert!(out.samples.iter().all(|&s| s >= 1_000_000), "{:?}", out.samples);
+        assert!(out.nanos >= out.samples.iter().sum::<u64>(), "the step's wall clock holds its ops");
     }
 
     #[test]

@@ -196,28 +196,32 @@ fn time_iterations(
 ) -> Result<(), ExitCode> {
     await_go(ch, task);
     let iteration_time = Duration::from_nanos(task.iteration_nanos);
-    let (batch, per_op_reset, mut ops_run) = calibrate(ch, prepared, bench.as_mut(), iteration_time);
+    let steps = prepared.steps();
+    let (batch, per_op_reset, mut ops_run) = match &steps {
+        Some(steps) => announce_steps(ch, task, prepared, steps)?,
+        None => calibrate(ch, prepared, bench.as_mut(), iteration_time),
+    };
     let hw = open_counters(ch);
-    // Sample-time mode: groups of ops lasting about a microsecond, from the calibrated batch.
-    let sample = (task.sample && !per_op_reset).then(|| {
-        let start = std::time::Instant::now();
-        bench.run_batch(batch);
-        ops_run += batch;
-        crew::ops_per_sample(start.elapsed().as_nanos() as f64 / batch as f64, batch)
+    // Sample-time mode: groups of ops lasting about a microsecond, from the calibrated batch;
+    // a stepped fork times every op.
+    let sample = (task.sample && !per_op_reset).then(|| match steps {
+        Some(_) => 1,
+        None => {
+            let start = std::time::Instant::now();
+            bench.run_batch(batch);
+            ops_run += batch;
+            crew::ops_per_sample(start.elapsed().as_nanos() as f64 / batch as f64, batch)
+        }
     });
     let crew = assemble_crew(prepared, bench, task.threads.max(1) as usize).map_err(|e| ch.fail(Stage::Setup, &e))?;
     if task.count_allocations {
         crate::alloc::enable();
     }
     let mut m = Measurer { crew, hw, batch, sample, per_op_reset, histogram: crate::protocol::new_histogram() };
-    let phases = [
-        (IterationKind::Warmup, task.warmup_iterations, Duration::from_nanos(task.warmup_nanos)),
-        (IterationKind::Measure, task.iterations, iteration_time),
-    ];
-    for (kind, count, time) in phases {
-        for index in 0..count {
+    for (kind, lengths) in phases(task, steps) {
+        for (index, length) in (0u32..).zip(lengths) {
             await_go(ch, task);
-            let message = m.iteration(task, prepared, kind, index, time).map_err(|e| ch.fail(Stage::Verify, &e))?;
+            let message = m.iteration(task, prepared, kind, index, length).map_err(|e| ch.fail(Stage::Verify, &e))?;
             if let Message::Iteration { ops, .. } = &message {
                 ops_run += ops;
             }
@@ -234,6 +238,46 @@ fn time_iterations(
     tally_after(ch, prepared, tallied_before, ops_run)?;
     await_go(ch, task);
     Ok(())
+}
+
+/// How long each iteration runs: the task's warmup and measured iterations of fixed time, or
+/// a stepped workload's measured steps of fixed ops.
+fn phases(task: &Task, steps: Option<Vec<u64>>) -> Vec<(IterationKind, Vec<measure::Length>)> {
+    use measure::Length;
+    match steps {
+        Some(steps) => vec![(IterationKind::Measure, steps.into_iter().map(Length::Ops).collect())],
+        None => vec![
+            (
+                IterationKind::Warmup,
+                vec![Length::Time(Duration::from_nanos(task.warmup_nanos)); task.warmup_iterations as usize],
+            ),
+            (
+                IterationKind::Measure,
+                vec![Length::Time(Duration::from_nanos(task.iteration_nanos)); task.iterations as usize],
+            ),
+        ],
+    }
+}
+
+/// A stepped workload: no calibration (every op is timed alone); tells the parent the steps.
+fn announce_steps(
+    ch: &mut Channel,
+    task: &Task,
+    prepared: &dyn Prepared,
+    steps: &[u64],
+) -> Result<(u64, bool, u64), ExitCode> {
+    if task.threads > 1 {
+        let err = anyhow::anyhow!("a workload measured in steps runs on one thread: drop --threads");
+        return Err(ch.fail(Stage::Task, &err));
+    }
+    ch.send(&Message::Calibrated {
+        shape: prepared.shape().as_str().into(),
+        batch_size: 1,
+        clock_read_nanos: measure::clock_read_nanos(),
+        per_op_reset: false,
+        steps: Some(steps.to_vec()),
+    });
+    Ok((1, false, 0))
 }
 
 /// Every measurer's local state dropped: reads the servers' counts again, sends the deltas and
@@ -264,6 +308,7 @@ fn calibrate(ch: &mut Channel, prepared: &dyn Prepared, bench: &mut dyn Bench, t
         batch_size: batch,
         clock_read_nanos: clock,
         per_op_reset,
+        steps: None,
     });
     (batch, per_op_reset, ran)
 }
@@ -319,19 +364,23 @@ impl Measurer {
         prepared: &dyn Prepared,
         kind: IterationKind,
         index: u32,
-        time: Duration,
+        length: measure::Length,
     ) -> anyhow::Result<Message> {
         let allocs_before = crate::alloc::snapshot();
         if let Some(c) = self.hw.as_mut() {
             c.start();
         }
-        let outcome = match (&mut self.crew, self.per_op_reset) {
-            (crew::Crew::Single(bench), true) => {
+        let outcome = match (&mut self.crew, self.per_op_reset, length) {
+            (crew::Crew::Single(bench), _, measure::Length::Ops(n)) => measure::step(bench.as_mut(), n),
+            (crew::Crew::Single(bench), true, measure::Length::Time(time)) => {
                 let mut samples = vec![];
                 let (ops, nanos) = measure::reset_iteration(bench.as_mut(), time, &mut samples);
                 crew::Outcome { ops, nanos, thread_ops: vec![], samples }
             }
-            (crew, _) => crew.run(workloads::IterationPlan { batch: self.batch, time, sample: self.sample }),
+            (crew, _, measure::Length::Time(time)) => {
+                crew.run(workloads::IterationPlan { batch: self.batch, time, sample: self.sample })
+            }
+            (_, _, measure::Length::Ops(_)) => unreachable!("a stepped fork has one measurer"),
         };
         let hw = self.hw.as_mut().and_then(|c| c.stop()).map(|(i, c)| HwCount { inst_retired: i, cycles: c });
         let allocs = task.count_allocations.then(|| {

@@ -36,6 +36,17 @@ pub fn hold_all<M: r2d2::ManageConnection>(
     (0..pool.state().connections).map(|_| pool.get()).collect()
 }
 
+/// What a worker that was killed (crash, timeout, interrupt) left behind, removed by the parent:
+/// its SQLite database files, and, given the PostgreSQL URL its case used, its schemas. Returns
+/// how many it removed.
+pub fn remove_leftovers(worker_pid: u32, database_url: Option<&str>) -> anyhow::Result<usize> {
+    let mut removed = sqlite::remove_leftovers(worker_pid);
+    if let Some(url) = database_url {
+        removed += postgres::drop_schemas_of(url, worker_pid)?;
+    }
+    Ok(removed)
+}
+
 /// Which server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {

@@ -177,10 +177,23 @@ impl PgDb {
         Ok(tallies)
     }
 
-    /// Drops the fork's schema and everything in it.
+    /// Drops the fork's schema and everything in it (see also [`drop_schemas_of`]).
     pub fn drop_schema(&self) -> anyhow::Result<()> {
         let mut conn = self.pool.get()?;
         conn.client.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))?;
         Ok(())
     }
+}
+
+/// Drops the schemas a worker with process id `pid` created (`harness_{pid}_…`) and could not
+/// drop itself (it was killed); returns how many.
+pub fn drop_schemas_of(url: &str, pid: u32) -> anyhow::Result<usize> {
+    let mut client = config(url)?.connect(NoTls).map_err(|e| unreachable(url, e))?;
+    let pattern = format!("harness\\_{pid}\\_%");
+    let rows = client.query("SELECT nspname::text FROM pg_namespace WHERE nspname LIKE $1", &[&pattern])?;
+    for row in &rows {
+        let schema: String = row.get(0);
+        client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))?;
+    }
+    Ok(rows.len())
 }

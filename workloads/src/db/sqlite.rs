@@ -88,6 +88,20 @@ impl r2d2::ManageConnection for SqliteManager {
     }
 }
 
+/// The start of a database file's temp dir name, before the process id.
+const LEFTOVER_PREFIX: &str = "harness-sqlite-";
+
+/// Removes the database temp dirs of the process `pid` (a killed worker cannot); returns how many.
+pub fn remove_leftovers(pid: u32) -> usize {
+    let prefix = format!("{LEFTOVER_PREFIX}{pid}-");
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return 0 };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .filter(|e| std::fs::remove_dir_all(e.path()).is_ok())
+        .count()
+}
+
 /// A database and a pool of connections to it.
 #[derive(Debug)]
 pub struct SqliteDb {
@@ -118,7 +132,7 @@ impl SqliteDb {
             }
             Storage::File => {
                 let dir = tempfile::Builder::new()
-                    .prefix("harness-sqlite-")
+                    .prefix(&format!("{}{}-", LEFTOVER_PREFIX, std::process::id()))
                     .tempdir()
                     .context("cannot create a temp dir for SQLite")?;
                 let path = dir.path().join("benchmark.db");
@@ -154,6 +168,29 @@ impl SqliteDb {
             .flat_map(|conn| conn.borrow_dependent().0.iter())
             .map(|st| i64::from(st.get_status(rusqlite::StatementStatus::Run) as u32))
             .sum())
+    }
+
+    /// Pages written to disk (to the WAL in WAL mode), page-cache hits and misses, summed over
+    /// every pooled connection (`sqlite3_db_status`: CACHE_WRITE, CACHE_HIT, CACHE_MISS).
+    pub fn page_cache_counts(&self) -> anyhow::Result<[i64; 3]> {
+        use rusqlite::ffi;
+        let held = super::hold_all(&self.pool)?;
+        let mut counts = [0i64; 3];
+        for conn in &held {
+            let ops =
+                [ffi::SQLITE_DBSTATUS_CACHE_WRITE, ffi::SQLITE_DBSTATUS_CACHE_HIT, ffi::SQLITE_DBSTATUS_CACHE_MISS];
+            for (count, op) in counts.iter_mut().zip(ops) {
+                let (mut current, mut highwater) = (0, 0);
+                // SAFETY: the handle is the pooled connection's own, open while `held` lives;
+                // sqlite3_db_status only reads its counters (no reset).
+                let rc = unsafe {
+                    ffi::sqlite3_db_status(conn.borrow_owner().handle(), op, &mut current, &mut highwater, 0)
+                };
+                anyhow::ensure!(rc == ffi::SQLITE_OK, "sqlite3_db_status({op}) failed with code {rc}");
+                *count += i64::from(current);
+            }
+        }
+        Ok(counts)
     }
 
     /// Where the database lives.

@@ -238,7 +238,7 @@ pub fn table(kind: IdKind) -> String {
     format!("ids_{}", kind.name())
 }
 
-fn sqlite_type(kind: IdKind) -> String {
+pub(crate) fn sqlite_type(kind: IdKind) -> String {
     match (kind, kind.text_width()) {
         (IdKind::UuidV4 | IdKind::UuidV7, _) => "BLOB".into(),
         (IdKind::Snowflake, _) => "INTEGER".into(),
@@ -247,7 +247,7 @@ fn sqlite_type(kind: IdKind) -> String {
     }
 }
 
-fn pg_type(kind: IdKind) -> String {
+pub(crate) fn pg_type(kind: IdKind) -> String {
     match (kind, kind.text_width()) {
         (IdKind::UuidV4 | IdKind::UuidV7, _) => "UUID".into(),
         (IdKind::Snowflake, _) => "BIGINT".into(),
@@ -256,7 +256,7 @@ fn pg_type(kind: IdKind) -> String {
     }
 }
 
-fn pg_array_type(kind: IdKind) -> &'static str {
+pub(crate) fn pg_array_type(kind: IdKind) -> &'static str {
     match kind {
         IdKind::UuidV4 | IdKind::UuidV7 => "uuid",
         IdKind::Snowflake => "bigint",

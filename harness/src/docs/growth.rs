@@ -1,0 +1,310 @@
+//! Growth curves of the workloads measured in steps (`growth/*`): per database and layout, one
+//! curve per id kind, each point a step that grew the table to `table_rows`: its rows inserted
+//! per second (median over forks, band from the slowest to the fastest fork) and what it wrote
+//! per row. Points are joined in order of table size only.
+
+use crate::report::{Benchmark, Fork, Iteration};
+use std::collections::BTreeMap;
+
+/// One step's figures over every fork that finished it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Point {
+    /// Rows in the table when the step ended.
+    pub rows: f64,
+    /// Rows inserted per second: median, lowest and highest over forks.
+    pub rate: (f64, f64, f64),
+    /// WAL bytes written per row inserted in the step (median over forks), where observed.
+    pub wal_per_row: Option<f64>,
+}
+
+/// One kind's curve, points in order of table size.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Curve {
+    /// The id kind.
+    pub kind: String,
+    /// Points, by table size.
+    pub points: Vec<Point>,
+    /// The observed figures of the last step of the first fork that got furthest.
+    pub last: BTreeMap<String, i64>,
+    /// Forks, and the median wall time of those that finished ok.
+    pub forks: (usize, Option<f64>),
+    /// The table size at the first step whose key index was larger than the memory that holds
+    /// pages (PostgreSQL's `shared_buffers`, SQLite's page cache), and that memory in bytes.
+    pub outgrew: Option<(f64, i64)>,
+}
+
+/// The first step of `fork` whose key index outgrew the page memory: its table rows, and the memory.
+fn outgrew(fork: &Fork) -> Option<(f64, i64)> {
+    fork.iterations.iter().find_map(|it| {
+        let get = |keys: [&str; 2]| keys.iter().find_map(|k| it.observed.get(*k).copied());
+        let index = get(["key_index_bytes", "index_bytes"])?;
+        let memory = get(["shared_buffers_bytes", "page_cache_bytes"])?;
+        (index > memory).then(|| Some((*it.observed.get("table_rows")? as f64, memory))).flatten()
+    })
+}
+
+/// `(rows at the step's end, rows/s, WAL bytes per row)` of every step of a fork.
+fn fork_steps(fork: &Fork) -> Vec<(i64, f64, Option<f64>)> {
+    let mut before: Option<&Iteration> = None;
+    let mut out = vec![];
+    for it in &fork.iterations {
+        let (Some(&rows), prior) = (it.observed.get("table_rows"), before.and_then(|b| b.observed.get("table_rows")))
+        else {
+            continue;
+        };
+        let added = rows - prior.copied().unwrap_or(0);
+        let wal = |i: Option<&Iteration>| i.map_or(Some(0), |i| i.observed.get("wal_bytes").copied());
+        let wal_per_row = match (wal(Some(it)), wal(before)) {
+            (Some(now), Some(then)) if added > 0 => Some((now - then) as f64 / added as f64),
+            _ => None,
+        };
+        if added > 0 && it.nanos > 0 {
+            out.push((rows, added as f64 * 1e9 / it.nanos as f64, wal_per_row));
+        }
+        before = Some(it);
+    }
+    out
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+/// The curve of one case: every fork's finished steps (an interrupted fork's too), by size.
+pub(crate) fn curve(b: &Benchmark) -> Option<Curve> {
+    let mut by_rows: BTreeMap<i64, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    let timed: Vec<&Fork> = b.forks.iter().filter(|f| f.steps.is_some()).collect();
+    for fork in &timed {
+        for (rows, rate, wal) in fork_steps(fork) {
+            let entry = by_rows.entry(rows).or_default();
+            entry.0.push(rate);
+            entry.1.extend(wal);
+        }
+    }
+    let points: Vec<Point> = by_rows
+        .into_iter()
+        .map(|(rows, (rates, wal))| Point {
+            rows: rows as f64,
+            rate: (
+                median(rates.clone()),
+                rates.iter().copied().fold(f64::INFINITY, f64::min),
+                rates.iter().copied().fold(0.0, f64::max),
+            ),
+            wal_per_row: (!wal.is_empty()).then(|| median(wal)),
+        })
+        .collect();
+    let furthest = timed.iter().max_by_key(|f| f.iterations.len())?;
+    let walls: Vec<f64> = timed.iter().filter(|f| f.is_ok_timed()).map(|f| f.wall_nanos as f64 / 1e9).collect();
+    Some(Curve {
+        kind: b.params.get("kind").cloned().unwrap_or_else(|| b.label()),
+        points,
+        last: furthest.iterations.last()?.observed.clone(),
+        forks: (timed.len(), (!walls.is_empty()).then(|| median(walls))),
+        outgrew: outgrew(furthest),
+    })
+    .filter(|c| !c.points.is_empty())
+}
+
+/// The curves of the stepped cases among `cases`, by `db/layout`, kinds in the cases' order.
+pub(crate) fn curves(cases: &[&Benchmark]) -> BTreeMap<String, Vec<Curve>> {
+    let mut out: BTreeMap<String, Vec<Curve>> = BTreeMap::new();
+    for b in cases {
+        if let Some(c) = curve(b) {
+            let key = ["db", "layout"].iter().filter_map(|p| b.params.get(*p).cloned()).collect::<Vec<_>>().join("/");
+            out.entry(key).or_default().push(c);
+        }
+    }
+    out
+}
+
+/// The sentence under a chart: at the largest table size every curve reached, each kind's rate
+/// and WAL per row against the fastest kind's there.
+pub(crate) fn ratio_sentence(curves: &[Curve]) -> Option<String> {
+    let common = curves.iter().map(|c| c.points.last().map_or(0.0, |p| p.rows)).fold(f64::INFINITY, f64::min);
+    let at: Vec<(&str, &Point)> =
+        curves.iter().filter_map(|c| Some((c.kind.as_str(), c.points.iter().find(|p| p.rows == common)?))).collect();
+    if at.len() < 2 || at.len() != curves.len() {
+        return None;
+    }
+    let (best, top) = at.iter().copied().max_by(|a, b| a.1.rate.0.total_cmp(&b.1.rate.0))?;
+    let parts: Vec<String> = at
+        .iter()
+        .filter(|(kind, _)| *kind != best)
+        .map(|(kind, p)| {
+            let wal = match (p.wal_per_row, top.wal_per_row) {
+                (Some(w), Some(t)) if t > 0.0 => format!(" and writes {:.2}× its WAL per row", w / t),
+                _ => String::new(),
+            };
+            format!("{kind} inserts at {:.2}× {best}'s rate{wal}", p.rate.0 / top.rate.0)
+        })
+        .collect();
+    Some(format!(
+        "In the step that grew the table to {} rows (the largest size every kind reached), {}.",
+        crate::format::si(common),
+        parts.join("; ")
+    ))
+}
+
+/// The growth section of the docs page: per `db/layout`, the two-panel chart, the sentence
+/// computed from the curves, and a table of each kind at its largest size; with the charts' files.
+pub(crate) fn section(group: &str, cases: &[&Benchmark]) -> anyhow::Result<(String, Vec<super::File>)> {
+    let (mut page, mut files) = (String::new(), vec![]);
+    for (key, curves) in curves(cases) {
+        let file = format!("{group}-{}.svg", key.replace('/', "-"));
+        let title = format!("{group} on {key}: rows/s and WAL bytes per row against table rows");
+        files.push((file.clone(), super::charts::growth(&title, &curves)?));
+        page.push_str(&format!("![{title}]({file})\n\n"));
+        page.push_str("Each point is one step: the rows it inserted over its time, at the table size it ended at; the line is the median over forks, the band spans the slowest to the fastest fork; a dashed line marks the step where the kind's key index outgrew the memory that holds pages.\n\n");
+        page.push_str(&outgrew_sentence(&curves));
+        if let Some(sentence) = ratio_sentence(&curves) {
+            page.push_str(&sentence);
+            page.push_str("\n\n");
+        }
+        page.push_str(&table(&curves));
+        page.push('\n');
+    }
+    Ok((page, files))
+}
+
+/// Where each kind's key index outgrew the page memory, and how far past it the run went.
+fn outgrew_sentence(curves: &[Curve]) -> String {
+    use crate::format::si;
+    let memory = curves
+        .iter()
+        .find_map(|c| ["shared_buffers_bytes", "page_cache_bytes"].iter().find_map(|k| c.last.get(*k).copied()));
+    let Some(memory) = memory.filter(|m| *m > 0) else {
+        return String::new();
+    };
+    let parts: Vec<String> = curves
+        .iter()
+        .map(|c| {
+            let index = ["key_index_bytes", "index_bytes"].iter().find_map(|k| c.last.get(*k).copied()).unwrap_or(0);
+            let at = c.outgrew.map_or("never".into(), |(rows, _)| format!("at {} rows", si(rows)));
+            format!("{} {at} (ending at {:.1}×)", c.kind, index as f64 / memory as f64)
+        })
+        .collect();
+    let none = if curves.iter().all(|c| c.outgrew.is_none()) {
+        " No key index outgrew it: a larger `rows` would show whether the kinds part there."
+    } else {
+        ""
+    };
+    format!("Memory for pages: {}B. Key index past it: {}.{none}\n\n", si(memory as f64), parts.join(", "))
+}
+
+/// Each kind at its largest size: the last step's rate, and what the table and WAL came to.
+fn table(curves: &[Curve]) -> String {
+    use crate::export::markdown::row;
+    use crate::format::si;
+    let header = [
+        "rows",
+        "rows/s, last step (forks' range)",
+        "WAL bytes/row, last step",
+        "WAL bytes/row, all",
+        "key index",
+        "table",
+        "index reads",
+        "forks",
+        "fork time",
+    ];
+    let mut out = row("kind", &header.map(String::from));
+    out.push_str(&format!("|---|{}\n", "---:|".repeat(header.len())));
+    for c in curves {
+        let Some(p) = c.points.last() else { continue };
+        let get = |k: &str| c.last.get(k).copied();
+        let bytes = |v: Option<i64>| v.map_or("-".into(), |b| format!("{}B", si(b as f64)));
+        let wal_all = get("wal_bytes").map_or("-".into(), |w| format!("{:.0}", w as f64 / p.rows));
+        let reads = get("idx_blks_read").or(get("cache_misses")).map_or("-".into(), |r| si(r as f64));
+        let cells = [
+            si(p.rows),
+            format!("{} ({}..{})", si(p.rate.0), si(p.rate.1), si(p.rate.2)),
+            p.wal_per_row.map_or("-".into(), |w| format!("{w:.0}")),
+            wal_all,
+            bytes(get("key_index_bytes").or(get("index_bytes"))),
+            bytes(get("table_bytes")),
+            reads,
+            c.forks.0.to_string(),
+            c.forks.1.map_or("-".into(), |s| {
+                humantime::format_duration(std::time::Duration::from_secs(s.round() as u64)).to_string()
+            }),
+        ];
+        out.push_str(&row(&c.kind, &cells));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stepped case: `kind` on PostgreSQL, forks of steps of 1,000 rows per op, each step
+    /// taking `secs[fork][step]` and writing `wal` bytes per row.
+    fn case(kind: &str, secs: &[&[f64]], wal: i64) -> Benchmark {
+        let mut b = crate::compare::fixtures::timed("growth/insert_batches", secs);
+        b.params = [("db", "postgres"), ("layout", "key_pk"), ("kind", kind)]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into();
+        for (fork, times) in b.forks.iter_mut().zip(secs) {
+            fork.steps = Some(vec![1; times.len()]);
+            // Out of order on purpose: the curve must be joined by table size, not by report order.
+            let mut its: Vec<Iteration> = times
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let rows = 1000 * (i as i64 + 1);
+                    let observed = [
+                        ("table_rows", rows),
+                        ("wal_bytes", wal * rows),
+                        ("key_index_bytes", 40 * rows),
+                        ("shared_buffers_bytes", 100_000),
+                    ]
+                    .map(|(k, v)| (k.to_string(), v))
+                    .into();
+                    Iteration { ops: 1, nanos: (s * 1e9) as u64, observed, ..Iteration::default() }
+                })
+                .collect();
+            its.swap(0, 1);
+            its.sort_by_key(|it| it.observed["table_rows"]);
+            fork.iterations = its;
+        }
+        b
+    }
+
+    #[test]
+    fn points_join_in_table_size_order_with_a_band_over_forks() {
+        let b = case("uuid_v4", &[&[1.0, 2.0, 4.0], &[1.0, 1.0, 2.0]], 100);
+        let c = curve(&b).unwrap();
+        let rows: Vec<f64> = c.points.iter().map(|p| p.rows).collect();
+        assert_eq!(rows, [1000.0, 2000.0, 3000.0]);
+        // The last step: 1,000 rows in 4 s and in 2 s.
+        assert_eq!(c.points[2].rate, (375.0, 250.0, 500.0));
+        assert_eq!(c.points[2].wal_per_row, Some(100.0));
+        assert_eq!(c.forks.0, 2);
+        assert_eq!(c.outgrew, Some((3000.0, 100_000)), "40 bytes a row pass 100 kB at 3,000 rows");
+    }
+
+    #[test]
+    fn the_sentence_is_computed_at_the_largest_common_size() {
+        let slow = curve(&case("uuid_v4", &[&[1.0, 4.0]], 300)).unwrap();
+        let fast = curve(&case("uuid_v7", &[&[1.0, 1.0, 1.0]], 100)).unwrap();
+        let sentence = ratio_sentence(&[slow, fast]).unwrap();
+        assert_eq!(
+            sentence,
+            "In the step that grew the table to 2.000 k rows (the largest size every kind reached), uuid_v4 inserts at 0.25× uuid_v7's rate and writes 3.00× its WAL per row."
+        );
+    }
+
+    #[test]
+    fn the_section_draws_one_chart_per_database_and_layout() {
+        let cases = [case("uuid_v4", &[&[1.0, 2.0]], 300), case("uuid_v7", &[&[1.0, 1.0]], 100)];
+        let refs: Vec<&Benchmark> = cases.iter().collect();
+        let (page, files) = section("growth", &refs).unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].0, "growth-postgres-key_pk.svg");
+        assert!(files[0].1.contains("WAL bytes per row") && files[0].1.contains("uuid_v7"), "{}", files[0].1);
+        assert!(page.contains("| uuid_v4 | 2.000 k | 500.0 (500.0..500.0) | 300 | 300 |"), "{page}");
+        assert!(page.contains("uuid_v4 inserts at 0.50× uuid_v7's rate and writes 3.00× its WAL per row"), "{page}");
+        assert!(page.contains("Key index past it: uuid_v4 never (ending at 0.8×), uuid_v7 never"), "{page}");
+    }
+}
