@@ -148,7 +148,8 @@ pub(crate) fn growth(title: &str, curves: &[super::growth::Curve]) -> anyhow::Re
     let x0 = points().map(|p| p.rows).fold(f64::INFINITY, f64::min).max(1.0);
     let x1 = points().map(|p| p.rows).fold(0.0, f64::max).max(x0 * 10.0);
     let rate_max = points().map(|p| p.rate.2).fold(0.0, f64::max).max(1.0) * 1.1;
-    let wal_max = points().filter_map(|p| p.wal_per_row).fold(0.0, f64::max).max(1.0) * 1.1;
+    let wal = || points().filter_map(|p| p.wal_per_row).filter(|w| *w > 0.0);
+    let wal_range = (wal().fold(f64::INFINITY, f64::min).min(1e9) * 0.9, wal().fold(0.0, f64::max).max(1.0) * 1.1);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (900, 760)).into_drawing_area();
@@ -158,6 +159,7 @@ pub(crate) fn growth(title: &str, curves: &[super::growth::Curve]) -> anyhow::Re
         let fmt = |v: &f64| si(*v);
         let mut top = ChartBuilder::on(&upper)
             .margin(12)
+            .margin_right(40)
             .x_label_area_size(36)
             .y_label_area_size(70)
             .build_cartesian_2d((x0..x1).log_scale(), 0.0..rate_max)?;
@@ -183,18 +185,23 @@ pub(crate) fn growth(title: &str, curves: &[super::growth::Curve]) -> anyhow::Re
                 top.draw_series(DashedLineSeries::new(mark, 6, 4, color.stroke_width(1)))?;
             }
         }
-        top.configure_series_labels().background_style(WHITE.mix(0.9)).border_style(BLACK).draw()?;
-        wal_panel(&lower, (x0, x1), wal_max, curves)?;
+        top.configure_series_labels()
+            .position(SeriesLabelPosition::LowerLeft)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()?;
+        wal_panel(&lower, (x0, x1), wal_range, curves)?;
         root.present()?;
     }
     Ok(svg)
 }
 
-/// The lower panel of [`growth`]: WAL bytes per row against table rows, one line per kind.
+/// The lower panel of [`growth`]: WAL bytes per row against table rows, one line per kind, on
+/// a log scale (kinds differ by up to a hundredfold).
 fn wal_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     (x0, x1): (f64, f64),
-    wal_max: f64,
+    (y0, y1): (f64, f64),
     curves: &[super::growth::Curve],
 ) -> anyhow::Result<()>
 where
@@ -203,15 +210,16 @@ where
     let fmt = |v: &f64| si(*v);
     let mut chart = ChartBuilder::on(area)
         .margin(12)
+        .margin_right(40)
         .x_label_area_size(36)
         .y_label_area_size(70)
-        .build_cartesian_2d((x0..x1).log_scale(), 0.0..wal_max)?;
+        .build_cartesian_2d((x0..x1).log_scale(), (y0.min(y1 / 10.0)..y1).log_scale())?;
     chart
         .configure_mesh()
         .label_style(("sans-serif", 12))
         .axis_desc_style(("sans-serif", 13))
         .x_desc("rows in the table (log scale)")
-        .y_desc("WAL bytes per row inserted")
+        .y_desc("WAL bytes per row inserted (log scale)")
         .x_label_formatter(&fmt)
         .y_label_formatter(&fmt)
         .draw()?;

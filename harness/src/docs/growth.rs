@@ -181,8 +181,13 @@ fn outgrew_sentence(curves: &[Curve]) -> String {
         .iter()
         .map(|c| {
             let index = ["key_index_bytes", "index_bytes"].iter().find_map(|k| c.last.get(*k).copied()).unwrap_or(0);
-            let at = c.outgrew.map_or("never".into(), |(rows, _)| format!("at {} rows", si(rows)));
-            format!("{} {at} (ending at {:.1}×)", c.kind, index as f64 / memory as f64)
+            match c.outgrew {
+                _ if index == 0 => format!("{} has no index of its own (the table is keyed by it)", c.kind),
+                Some((rows, _)) => {
+                    format!("{} at {} rows (ending at {:.1}×)", c.kind, si(rows), index as f64 / memory as f64)
+                }
+                None => format!("{} never (ending at {:.1}×)", c.kind, index as f64 / memory as f64),
+            }
         })
         .collect();
     let none = if curves.iter().all(|c| c.outgrew.is_none()) {
@@ -247,8 +252,7 @@ mod tests {
             .into();
         for (fork, times) in b.forks.iter_mut().zip(secs) {
             fork.steps = Some(vec![1; times.len()]);
-            // Out of order on purpose: the curve must be joined by table size, not by report order.
-            let mut its: Vec<Iteration> = times
+            fork.iterations = times
                 .iter()
                 .enumerate()
                 .map(|(i, s)| {
@@ -264,21 +268,21 @@ mod tests {
                     Iteration { ops: 1, nanos: (s * 1e9) as u64, observed, ..Iteration::default() }
                 })
                 .collect();
-            its.swap(0, 1);
-            its.sort_by_key(|it| it.observed["table_rows"]);
-            fork.iterations = its;
         }
         b
     }
 
     #[test]
     fn points_join_in_table_size_order_with_a_band_over_forks() {
-        let b = case("uuid_v4", &[&[1.0, 2.0, 4.0], &[1.0, 1.0, 2.0]], 100);
+        // The second fork got further: its points join the first fork's by table size, not
+        // after them in report order (which zigzagged the old chart).
+        let b = case("uuid_v4", &[&[1.0, 2.0], &[1.0, 1.0, 4.0]], 100);
         let c = curve(&b).unwrap();
         let rows: Vec<f64> = c.points.iter().map(|p| p.rows).collect();
         assert_eq!(rows, [1000.0, 2000.0, 3000.0]);
-        // The last step: 1,000 rows in 4 s and in 2 s.
-        assert_eq!(c.points[2].rate, (375.0, 250.0, 500.0));
+        // The second step: 1,000 rows in 2 s and in 1 s; the last one only the second fork ran.
+        assert_eq!(c.points[1].rate, (750.0, 500.0, 1000.0));
+        assert_eq!(c.points[2].rate, (250.0, 250.0, 250.0));
         assert_eq!(c.points[2].wal_per_row, Some(100.0));
         assert_eq!(c.forks.0, 2);
         assert_eq!(c.outgrew, Some((3000.0, 100_000)), "40 bytes a row pass 100 kB at 3,000 rows");
