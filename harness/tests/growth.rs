@@ -79,3 +79,18 @@ fn an_interrupted_growth_run_keeps_the_steps_it_finished() {
         .count();
     assert_eq!(left, 0, "the parent removes the database files of the worker it killed");
 }
+
+#[test]
+fn an_instruction_count_of_a_growth_case_is_refused_with_the_reason() {
+    let args = ["growth", "-p", "db=sqlite_file", "-p", "kind=uuid_v7", "-p", "rows=2000", "--instructions"];
+    let (out, report) = run(&args);
+    assert_eq!(code(&out), 1, "{}", String::from_utf8_lossy(&out.stderr));
+    let forks = report["benchmarks"][0]["forks"].as_array().unwrap();
+    let failed: Vec<&Value> = forks.iter().filter(|f| f["status"] != "ok").collect();
+    assert_eq!(failed.len(), 1, "the timed fork runs, the instruction fork is refused: {forks:#?}");
+    let message = failed[0]["failure"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("measured in steps of table size") && message.contains("without --instructions"),
+        "{message}"
+    );
+}

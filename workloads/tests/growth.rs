@@ -51,7 +51,11 @@ fn sqlite_steps_grow_the_table_and_record_pages_and_wal() {
         w.verify(Phase::Before).unwrap();
         let before = w.tally().unwrap();
         let series = run_steps(&w);
-        check_series(&w, &series, &["table_bytes", "index_bytes", "wal_bytes", "pages_written", "cache_hits"]);
+        check_series(
+            &w,
+            &series,
+            &["table_bytes", "index_bytes", "page_count", "wal_bytes", "pages_written", "cache_hits"],
+        );
         let last = series.last().unwrap();
         assert_eq!(last["page_cache_bytes"], 2000 * 1024, "SQLite's default page cache: 2,000 KiB");
         assert!(last["wal_file_bytes"] > 0, "{last:?}");

@@ -131,7 +131,7 @@ fn with_threads(cases: Vec<Case>, threads: &[u32]) -> Result<Vec<Case>, BadInput
         && let Some(case) = cases.iter().find(|c| !c.def.shareable)
     {
         return Err(BadInput(format!(
-            "--threads {n}: {} cannot share its state between measuring threads (it resets shared state before every op): run it with --threads 1 or leave it out with --filter",
+            "--threads {n}: {} cannot share its state between measuring threads (it resets shared state before every op, or grows one table in steps): run it with --threads 1 or leave it out with --filter",
             case.def.name
         )));
     }

@@ -176,6 +176,12 @@ fn count_instructions(
         let err = anyhow::anyhow!("an instruction fork must run under valgrind --tool=callgrind");
         return Err(ch.fail(Stage::Task, &err));
     }
+    if prepared.steps().is_some() {
+        let err = anyhow::anyhow!(
+            "this workload is measured in steps of table size: an instruction count of its first ops would describe an empty table; run it without --instructions"
+        );
+        return Err(ch.fail(Stage::Task, &err));
+    }
     let ops = instr.ops.unwrap_or(if prepared.resets_per_op() { 20 } else { 1000 });
     bench.run_batch((ops / 10).max(1));
     callgrind::zero();

@@ -5,7 +5,8 @@
 //! advance since setup (`pg_current_wal_lsn`), full-page images (`pg_stat_wal.wal_fpi`), and
 //! the key index's buffer hits and reads (`pg_statio_user_indexes`). WAL and full-page images
 //! are the server's, not the table's alone: another client's writes would count too.
-//! SQLite (WAL file): the table's and its indexes' bytes (`dbstat`), pages written to the WAL
+//! SQLite (WAL file): the table's and its indexes' bytes (`dbstat`), the database's pages
+//! (`PRAGMA page_count`, checkpointed and not), pages written to the WAL
 //! and page-cache hits and misses of the pooled connections (`sqlite3_db_status`), and the
 //! WAL file's size. Each step also records the memory that holds pages (`shared_buffers_bytes`,
 //! `page_cache_bytes`), so that a reader sees where the key index outgrew it.
@@ -162,7 +163,7 @@ impl GrowthTable {
 
     fn observe_sqlite(&self, db: &crate::db::sqlite::SqliteDb) -> anyhow::Result<Vec<(&'static str, i64)>> {
         let t = table_name(self.kind);
-        let [table_bytes, index_bytes, page_size] = {
+        let [table_bytes, index_bytes, page_size, page_count] = {
             let conn = db.pool.get()?;
             let c = conn.borrow_owner();
             let bytes =
@@ -173,12 +174,14 @@ impl GrowthTable {
                     "SELECT sum(pgsize) FROM dbstat WHERE name IN (SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1)",
                 )?,
                 c.query_row("PRAGMA page_size", [], |r| r.get(0))?,
+                c.query_row("PRAGMA page_count", [], |r| r.get(0))?,
             ]
         };
         let [written, hits, misses] = db.page_cache_counts()?;
         let mut observed = vec![
             ("table_bytes", table_bytes),
             ("index_bytes", index_bytes),
+            ("page_count", page_count),
             ("pages_written", written),
             ("cache_hits", hits),
             ("cache_misses", misses),
