@@ -218,7 +218,11 @@ fn table(curves: &[Curve]) -> String {
     for c in curves {
         let Some(p) = c.points.last() else { continue };
         let get = |k: &str| c.last.get(k).copied();
-        let bytes = |v: Option<i64>| v.map_or("-".into(), |b| format!("{}B", si(b as f64)));
+        let bytes = |v: Option<i64>| match v {
+            None => "-".into(),
+            Some(0) => "none".into(),
+            Some(b) => format!("{}B", si(b as f64)),
+        };
         let wal_all = get("wal_bytes").map_or("-".into(), |w| format!("{:.0}", w as f64 / p.rows));
         let reads = get("idx_blks_read").or(get("cache_misses")).map_or("-".into(), |r| si(r as f64));
         let cells = [
