@@ -143,7 +143,7 @@ fn advice(
 /// Diagnoses one case; `precision` is a fraction (0.01 for ±1%). `None` without ok iterations,
 /// and for a case measured in steps, whose iterations differ by design (each a larger table).
 pub(crate) fn diagnose(b: &Benchmark, precision: f64) -> Option<CaseNoise> {
-    if b.forks.iter().any(|f| f.steps.is_some()) {
+    if b.is_stepped() {
         return None;
     }
     let groups = fork_samples(&b.forks);

@@ -83,12 +83,13 @@ impl Progress {
                 let s = Steps { total_ops: steps.iter().sum(), done_ops: 0, steps: steps.len(), done: 0 };
                 self.stepped.borrow_mut().insert(label.to_string(), s);
             }
-            Message::Iteration { ops, nanos, observed, .. } if self.stepped.borrow().contains_key(label) => {
+            Message::Iteration { ops, nanos, observed, .. } => {
                 let line = self.stepped.borrow_mut().get_mut(label).map(|s| s.advance(*ops, *nanos, observed));
                 match (&self.view, line) {
+                    (_, None) => self.view.message(label, m),
                     (View::Bar(b), Some(line)) => b.set_message(format!("{label} {line}")),
                     (View::Lines { .. }, Some(line)) => eprintln!("{label} {line}"),
-                    _ => {}
+                    (View::Quiet, Some(_)) => {}
                 }
             }
             _ => self.view.message(label, m),

@@ -33,12 +33,20 @@ pub(crate) struct Curve {
     pub outgrew: Option<(f64, i64)>,
 }
 
+/// The key's index bytes a step observed: PostgreSQL's key index, or SQLite's indexes.
+fn key_index(observed: &BTreeMap<String, i64>) -> Option<i64> {
+    observed.get("key_index_bytes").or_else(|| observed.get("index_bytes")).copied()
+}
+
+/// The memory that holds pages, as a step observed it: `shared_buffers` or SQLite's page cache.
+fn page_memory(observed: &BTreeMap<String, i64>) -> Option<i64> {
+    observed.get("shared_buffers_bytes").or_else(|| observed.get("page_cache_bytes")).copied()
+}
+
 /// The first step of `fork` whose key index outgrew the page memory: its table rows, and the memory.
 fn outgrew(fork: &Fork) -> Option<(f64, i64)> {
     fork.iterations.iter().find_map(|it| {
-        let get = |keys: [&str; 2]| keys.iter().find_map(|k| it.observed.get(*k).copied());
-        let index = get(["key_index_bytes", "index_bytes"])?;
-        let memory = get(["shared_buffers_bytes", "page_cache_bytes"])?;
+        let (index, memory) = (key_index(&it.observed)?, page_memory(&it.observed)?);
         (index > memory).then(|| Some((*it.observed.get("table_rows")? as f64, memory))).flatten()
     })
 }
@@ -171,16 +179,14 @@ pub(crate) fn section(group: &str, cases: &[&Benchmark]) -> anyhow::Result<(Stri
 /// Where each kind's key index outgrew the page memory, and how far past it the run went.
 fn outgrew_sentence(curves: &[Curve]) -> String {
     use crate::format::si;
-    let memory = curves
-        .iter()
-        .find_map(|c| ["shared_buffers_bytes", "page_cache_bytes"].iter().find_map(|k| c.last.get(*k).copied()));
+    let memory = curves.iter().find_map(|c| page_memory(&c.last));
     let Some(memory) = memory.filter(|m| *m > 0) else {
         return String::new();
     };
     let parts: Vec<String> = curves
         .iter()
         .map(|c| {
-            let index = ["key_index_bytes", "index_bytes"].iter().find_map(|k| c.last.get(*k).copied()).unwrap_or(0);
+            let index = key_index(&c.last).unwrap_or(0);
             match c.outgrew {
                 _ if index == 0 => format!("{} has no index of its own (the table is keyed by it)", c.kind),
                 Some((rows, _)) => {
@@ -230,7 +236,7 @@ fn table(curves: &[Curve]) -> String {
             format!("{} ({}..{})", si(p.rate.0), si(p.rate.1), si(p.rate.2)),
             p.wal_per_row.map_or("-".into(), |w| format!("{w:.0}")),
             wal_all,
-            bytes(get("key_index_bytes").or(get("index_bytes"))),
+            bytes(key_index(&c.last)),
             bytes(get("table_bytes")),
             reads,
             c.forks.0.to_string(),

@@ -41,7 +41,7 @@ fn environment(source: &str, r: &Report) -> String {
     line("cpu", format!("{} ({} logical, {} available)", m.cpu.model, m.cpu.logical_cpus, m.cpu.available_parallelism));
     line("os", format!("{} (kernel {})", m.os.name, m.os.kernel));
     line("limits", format!("cgroup CPU quota {}, memory {}", m.cgroup.cpu_quota, m.cgroup.memory_limit));
-    let stepped = !r.benchmarks.is_empty() && r.benchmarks.iter().all(|b| b.forks.iter().any(|f| f.steps.is_some()));
+    let stepped = !r.benchmarks.is_empty() && r.benchmarks.iter().all(Benchmark::is_stepped);
     if let (Some(s), true) = (s, stepped) {
         line("settings", format!("{} fork(s); measured in steps of table size (no warmup; every op timed)", s.forks));
     } else if let Some(s) = s {
@@ -143,7 +143,7 @@ fn growth(cases: &[&Benchmark]) -> Vec<(String, Vec<Line>)> {
 fn group_section(g: &str, in_group: &[&Benchmark], page: &mut String, files: &mut Vec<File>) -> anyhow::Result<()> {
     page.push_str(&format!("## {g}\n\n"));
     // Workloads measured in steps: curves over table size, not one score per case.
-    if in_group.iter().all(|b| b.forks.iter().any(|f| f.steps.is_some())) {
+    if in_group.iter().all(|b| b.is_stepped()) {
         let (section, charts) = growth::section(g, in_group)?;
         page.push_str(&section);
         files.extend(charts);

@@ -435,6 +435,11 @@ impl Benchmark {
         params_text(&self.params, self.threads())
     }
 
+    /// Whether the case's workload is measured in steps (its forks announced steps).
+    pub(crate) fn is_stepped(&self) -> bool {
+        self.forks.iter().any(|f| f.steps.is_some())
+    }
+
     /// Number of timed forks that ran, ok or not.
     pub(crate) fn timed_forks(&self) -> usize {
         self.forks.iter().filter(|f| f.kind == ForkKind::Time).count()

@@ -25,8 +25,6 @@ struct Progress<'a> {
     done: bool,
     instrumented: Option<(u64, bool)>,
     failure: Option<(FailureKind, String)>,
-    /// Warmup and measured iterations to expect: the task's, or a stepped workload's steps.
-    expected: (u32, u32),
 }
 
 /// The failure kind a worker's error stage becomes in the report.
@@ -104,16 +102,20 @@ impl Progress<'_> {
         let Message::Calibrated { batch_size, clock_read_nanos, per_op_reset, shape, steps } = m else {
             return Ok(());
         };
-        if let Some(steps) = steps {
-            let count = u32::try_from(steps.len()).map_err(|_| "more steps than a fork can hold")?;
-            self.expected = (0, count);
-            self.fork.steps = Some(steps.clone());
-        }
+        self.fork.steps.clone_from(steps);
         self.fork.shape = Some(shape.clone());
         self.fork.batch_size = Some(*batch_size);
         self.fork.clock_read_nanos = Some(*clock_read_nanos);
         self.fork.per_op_reset = *per_op_reset;
         Ok(())
+    }
+
+    /// Warmup and measured iterations to expect: the task's, or a stepped workload's steps.
+    fn expected(&self) -> (u32, u32) {
+        match &self.fork.steps {
+            Some(steps) => (0, u32::try_from(steps.len()).unwrap_or(u32::MAX)),
+            None => (self.task.warmup_iterations, self.task.iterations),
+        }
     }
 
     /// The worker's hello: it must speak this harness's protocol.
@@ -130,9 +132,10 @@ impl Progress<'_> {
 
     /// An iteration, which must be the next one of its kind and within the task's count.
     fn iteration(&mut self, kind: IterationKind, index: u32, iteration: Iteration) -> Result<(), String> {
+        let (warmup, measured) = self.expected();
         let (list, expected) = match kind {
-            IterationKind::Warmup => (&mut self.fork.warmup, self.expected.0),
-            IterationKind::Measure => (&mut self.fork.iterations, self.expected.1),
+            IterationKind::Warmup => (&mut self.fork.warmup, warmup),
+            IterationKind::Measure => (&mut self.fork.iterations, measured),
         };
         if index as usize != list.len() || index >= expected {
             return Err(format!("unexpected {kind:?} iteration {index}"));
@@ -146,7 +149,7 @@ impl Progress<'_> {
         let measured = match self.task.instructions {
             Some(_) => self.instrumented.is_some(),
             None => {
-                self.fork.iterations.len() == self.expected.1 as usize
+                self.fork.iterations.len() == self.expected().1 as usize
                     && (!self.task.sample || self.fork.latency.is_some())
             }
         };
@@ -211,7 +214,6 @@ impl<'a> Collector<'a> {
             done: false,
             instrumented: None,
             failure: None,
-            expected: (task.warmup_iterations, task.iterations),
         };
         Collector { worker, p, started, deadline: started + timeout, timeout, killed: false, ended: false }
     }
@@ -298,6 +300,7 @@ impl<'a> Collector<'a> {
 
 /// The fork record from what the worker said and how it ended.
 fn outcome(p: Progress<'_>, status: Option<ExitStatus>, killed: bool, started: Instant, worker: &Worker) -> Fork {
+    let expected = p.expected().1;
     let mut fork = p.fork;
     fork.wall_nanos = started.elapsed().as_nanos() as u64;
     if let Some((ops, deterministic)) = p.instrumented {
@@ -307,7 +310,7 @@ fn outcome(p: Progress<'_>, status: Option<ExitStatus>, killed: bool, started: I
     let failure = match (p.failure, status) {
         (Some((kind, message)), status) => Some((kind, with_status(message, status, killed))),
         (None, None) => Some((FailureKind::Exit, "exit status unknown".into())),
-        (None, Some(s)) => exit_failure(s, p.done, fork.iterations.len(), p.expected.1),
+        (None, Some(s)) => exit_failure(s, p.done, fork.iterations.len(), expected),
     };
     match failure {
         None => fork.status = ForkStatus::Ok,
@@ -404,16 +407,7 @@ pub(super) mod tests {
 
     fn progress(t: &Task) -> Progress<'_> {
         let fork = Fork::pending(0, None);
-        Progress {
-            fork,
-            task: t,
-            hello: false,
-            verified_after: false,
-            done: false,
-            instrumented: None,
-            failure: None,
-            expected: (t.warmup_iterations, t.iterations),
-        }
+        Progress { fork, task: t, hello: false, verified_after: false, done: false, instrumented: None, failure: None }
     }
 
     fn hello(protocol: u32) -> Message {
