@@ -13,6 +13,10 @@ use std::process::{Command, Stdio};
 pub(crate) struct BaselineRev {
     /// The full commit REF resolved to.
     pub commit: String,
+    /// Its worktree (`target/harness/baselines/<commit>/`), where its layout variants are kept.
+    pub dir: PathBuf,
+    /// The repository's top directory (the candidate's source).
+    pub root: PathBuf,
     /// The harness binary built from it.
     pub binary: PathBuf,
     /// Whether it was built by this call (false: reused).
@@ -35,11 +39,12 @@ pub(crate) fn prepare(rev: &str, quiet: bool) -> Result<BaselineRev, BadInput> {
     })?;
     let home = root.join("target/harness/baselines");
     let binary = home.join(&commit).join("harness");
+    let dir = home.join(&commit);
     if binary.is_file() {
-        return Ok(BaselineRev { commit, binary, built: false });
+        return Ok(BaselineRev { commit, dir, root, binary, built: false });
     }
     build(rev, &commit, &root, &home, quiet)?;
-    Ok(BaselineRev { commit, binary, built: true })
+    Ok(BaselineRev { commit, dir, root, binary, built: true })
 }
 
 /// Checks out `commit` in `home/<commit>/src` and builds the harness there with this binary's
@@ -61,26 +66,7 @@ fn build(rev: &str, commit: &str, root: &Path, home: &Path, quiet: bool) -> Resu
     if !quiet {
         eprintln!("harness ab: building {rev} ({short}) with the {profile} profile in {}", src.display());
     }
-    let target = home.join("target");
-    let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    cargo.current_dir(&src).args(["build", "-p", "harness", "--locked"]).env("CARGO_TARGET_DIR", &target);
-    if profile == "release" {
-        cargo.arg("--release");
-    }
-    if quiet {
-        cargo.arg("--quiet");
-    }
-    // Cargo's own progress goes to our stderr; its stdout would mix with the report's tables.
-    let status = cargo
-        .stdout(Stdio::null())
-        .status()
-        .map_err(|e| failed(format!("cannot start cargo ({e}): install Rust's cargo or put it on PATH")))?;
-    if !status.success() {
-        return Err(failed(format!(
-            "the build failed ({status}; cargo's output is above): fix the build at that commit or pick another ref"
-        )));
-    }
-    let built = target.join(profile).join("harness");
+    let built = cargo_build(&src, &home.join("target"), &[], quiet).map_err(failed)?;
     let kept = dir.join("harness");
     let partial = dir.join("harness.partial");
     std::fs::copy(&built, &partial)
@@ -89,8 +75,42 @@ fn build(rev: &str, commit: &str, root: &Path, home: &Path, quiet: bool) -> Resu
     Ok(())
 }
 
+/// Builds the harness of the workspace in `src` with this binary's profile into `target` (cargo
+/// build, or `cargo rustc` passing `rustc_args` to the harness binary's own compile and link
+/// only, so that no dependency is rebuilt for them); the built binary's path.
+pub(crate) fn cargo_build(src: &Path, target: &Path, rustc_args: &[String], quiet: bool) -> Result<PathBuf, String> {
+    let profile = crate::report::meta::build_profile();
+    let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cargo.current_dir(src).env("CARGO_TARGET_DIR", target);
+    if rustc_args.is_empty() {
+        cargo.args(["build", "-p", "harness", "--locked"]);
+    } else {
+        cargo.args(["rustc", "-p", "harness", "--bin", "harness", "--locked"]);
+    }
+    if profile == "release" {
+        cargo.arg("--release");
+    }
+    if quiet {
+        cargo.arg("--quiet");
+    }
+    if !rustc_args.is_empty() {
+        cargo.arg("--").args(rustc_args);
+    }
+    // Cargo's own progress goes to our stderr; its stdout would mix with the report's tables.
+    let status = cargo
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot start cargo ({e}): install Rust's cargo or put it on PATH"))?;
+    if !status.success() {
+        return Err(format!(
+            "the build failed ({status}; cargo's output is above): fix the build at that commit or pick another ref"
+        ));
+    }
+    Ok(target.join(profile).join("harness"))
+}
+
 /// Runs git in `dir`; its trimmed stdout, or its stderr as the error.
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     let out = Command::new("git").arg("-C").arg(dir).args(args).output().map_err(|e| format!("cannot run git: {e}"))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())

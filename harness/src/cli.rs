@@ -79,6 +79,11 @@ pub struct AbArgs {
     /// target/harness/baselines/<commit>/ and reused by the next call for the same commit.
     #[arg(value_name = "REF")]
     pub rev: String,
+    /// Build each side K times with its code sections shuffled (seeds 1..=K, a relink each) and
+    /// run fork pair j on variant j mod K of both: the variant becomes the test's unit, so a
+    /// verdict holds across code layouts. With --forks auto, K must be at least --max-forks.
+    #[arg(long, value_name = "K", value_parser = at_least_two)]
+    pub layouts: Option<u32>,
     /// Everything `harness run` takes (except --baseline-bin).
     #[command(flatten)]
     pub run: RunArgs,
@@ -180,6 +185,11 @@ pub struct CompareArgs {
     /// A case present in BASE and missing from NEW does not fail the gate.
     #[arg(long)]
     pub allow_missing: bool,
+    /// Throughput, A/B reports: how `--fail-on-regression` treats a case called slower whose
+    /// builds ran the same instructions per op (`SLOWER (same instructions: layout?)`): `fail`
+    /// like any slower case, or `warn` (name it on stderr, pass).
+    #[arg(long, value_enum, value_name = "ACTION", default_value = "fail")]
+    pub same_instructions: SameInstructions,
     /// Print the same table but exit 0 on a regression (a warning names the failing cases).
     #[arg(long)]
     pub warn_only: bool,
@@ -218,6 +228,24 @@ impl CompareArgs {
             (self.base_runs.clone(), self.new_runs.clone())
         }
     }
+}
+
+/// Whether an A/B run counts the instructions of its decided cases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LayoutCheckMode {
+    /// Where valgrind is on PATH (a note says so where it is not).
+    Auto,
+    /// Never.
+    Off,
+}
+
+/// What the throughput gate does with a slowdown whose instructions did not change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SameInstructions {
+    /// Fail the gate, like any slower case.
+    Fail,
+    /// Warn on stderr and pass.
+    Warn,
 }
 
 /// Which cases.
@@ -319,6 +347,11 @@ pub struct RunArgs {
     /// example the target branch built in another worktree; the comparison is printed at the end.
     #[arg(long, value_name = "PATH")]
     pub baseline_bin: Option<PathBuf>,
+    /// A/B runs: count both builds' instructions per op (one callgrind fork each) for every case
+    /// the timed pairs call faster or slower, so that a difference whose instructions did not
+    /// change is labelled `(same instructions: layout?)`; `auto` does it where valgrind is on PATH.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub layout_check: LayoutCheckMode,
     /// A/B runs: `iterations` runs each fork pair side by side and alternates their iterations
     /// (one worker measures at a time), so the machine's drift weighs on both builds alike;
     /// `forks` runs one fork of the pair after the other.

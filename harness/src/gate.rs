@@ -5,6 +5,7 @@
 
 use crate::BadInput;
 use crate::app::read_report;
+use crate::cli::SameInstructions;
 use crate::compare::json;
 use crate::report::{Report, write};
 use std::process::ExitCode;
@@ -142,6 +143,20 @@ fn throughput_gate(args: &crate::cli::CompareArgs, base: &[Report], new: &[Repor
                 .map(|r| format!("{} (slower? in one run per side)", r.label)),
         );
         failing.extend(c.rows.iter().filter(|r| r.verdict == Verdict::Slower).map(|r| r.label.clone()));
+        let layout_suspects = c.rows.iter().filter(|r| r.verdict == Verdict::SlowerSameInstructions);
+        match args.same_instructions {
+            SameInstructions::Fail => {
+                failing.extend(layout_suspects.map(|r| format!("{} (same instructions: layout?)", r.label)));
+            }
+            SameInstructions::Warn => {
+                for r in layout_suspects {
+                    eprintln!(
+                        "warning (--same-instructions warn): {} is slower with the same instructions per op: passed as a layout suspect",
+                        r.label
+                    );
+                }
+            }
+        }
         failing.extend(missing_cases(
             args,
             c.rows.iter().filter(|r| r.verdict == Verdict::Missing).map(|r| r.label.as_str()),

@@ -17,6 +17,7 @@ mod docs;
 mod export;
 mod format;
 mod gate;
+mod layouts;
 mod noise;
 mod pin;
 mod plan;

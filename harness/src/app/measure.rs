@@ -2,6 +2,7 @@
 
 use super::Selected;
 use crate::cli::{ForkCount, RunArgs};
+use crate::layouts::Variants;
 use crate::plan::{self, Case, Configuration};
 use crate::progress::Progress;
 use crate::report::meta::{RunSettings, SequentialSettings};
@@ -23,9 +24,9 @@ const DEFAULT_AUTO_FORKS: (u32, u32) = (5, 30);
 /// `--forks auto`: the recorded budget and the plan its looks test by.
 type Sequential = (SequentialSettings, SequentialPlan);
 
-/// The forks per case (the budget with `--forks auto`) and the sequential plan, checked.
-fn forks(args: &RunArgs) -> Result<(u32, Option<Sequential>), BadInput> {
-    let ab = args.baseline_bin.is_some();
+/// The forks per case (the budget with `--forks auto`) and the sequential plan of an A/B run
+/// (`ab`) or a plain one, checked.
+fn forks(args: &RunArgs, ab: bool) -> Result<(u32, Option<Sequential>), BadInput> {
     if args.forks != Some(ForkCount::Auto) && (args.min_forks.is_some() || args.max_forks.is_some()) {
         return Err(BadInput("--min-forks and --max-forks set the budget of --forks auto: add --forks auto".into()));
     }
@@ -55,6 +56,17 @@ fn forks(args: &RunArgs) -> Result<(u32, Option<Sequential>), BadInput> {
         Some(ForkCount::Fixed(n)) => Ok((n, None)),
         None if ab => Ok((DEFAULT_AB_FORKS, None)),
         None => Ok((plan::DEFAULT_FORKS, None)),
+    }
+}
+
+/// `ab --layouts K`: with `--forks auto`, every look must test pairs that ran layouts of their
+/// own (the sequential plan's level holds for independent pairs), so K covers the budget.
+pub(super) fn check_layouts(args: &RunArgs, layouts: u32) -> Result<(), BadInput> {
+    match forks(args, true)? {
+        (budget, Some(_)) if layouts < budget => Err(BadInput(format!(
+            "--layouts {layouts} with --forks auto: every look's pairs must run layouts of their own, so give at least --max-forks ({budget}) layouts, or lower --max-forks"
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -105,6 +117,23 @@ fn instruction_settings(args: &RunArgs) -> Result<Option<InstructionSettings>, B
     }))
 }
 
+/// A/B runs: the instruction fork each build runs for a decided case (`--layout-check auto`,
+/// where valgrind is found; else a note says the verdicts go unlabelled).
+fn layout_check(args: &RunArgs) -> Option<runner::LayoutCheck> {
+    if args.baseline_bin.is_none() || args.layout_check == crate::cli::LayoutCheckMode::Off || args.instructions {
+        return None;
+    }
+    let valgrind = find_valgrind()
+        .map_err(|_| {
+            eprintln!("note: valgrind is not on PATH: decided A/B cases are not checked for a change of instructions (`same instructions: layout?`); install valgrind, or pass --layout-check off to silence this");
+        })
+        .ok()?;
+    Some(runner::LayoutCheck {
+        instructions: InstructionSettings { valgrind, ops: None, forks: 1, keep: None },
+        options: crate::compare::throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha },
+    })
+}
+
 fn find_valgrind() -> Result<PathBuf, BadInput> {
     std::env::var_os("PATH")
         .into_iter()
@@ -139,11 +168,11 @@ fn with_threads(cases: Vec<Case>, threads: &[u32]) -> Result<Vec<Case>, BadInput
 }
 
 /// `harness run`: selects and checks everything, then measures; the exit code says how it went.
-pub(super) fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run_benchmarks(args: &RunArgs, layouts: Option<Variants>) -> anyhow::Result<ExitCode> {
     let Selected { config, name: config_name, params, cases } = super::select(&args.select)?;
     let cases = with_threads(cases, &args.threads)?;
     crate::preflight::check_urls(&cases, &args.database_url)?;
-    let (fork_count, sequential) = forks(args)?;
+    let (fork_count, sequential) = forks(args, args.baseline_bin.is_some())?;
     let settings = settings(args, config, fork_count);
     let cases = shard_cases(cases, args.shard, &settings);
     let out = args.out.clone().unwrap_or_else(|| default_out(&config_name));
@@ -154,6 +183,7 @@ pub(super) fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         pin.check_available().map_err(BadInput)?;
     }
     let instructions = instruction_settings(args)?;
+    let layout_check = layout_check(args);
     let stop = stop_on_signals()?;
     let forks_per_case = u64::from(settings.forks) * if baseline.is_some() { 2 } else { 1 }
         + instructions.as_ref().map_or(0, |i| u64::from(i.forks));
@@ -162,6 +192,8 @@ pub(super) fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         params: params.iter().map(|p| p.raw.clone()).collect(),
         baseline_bin: baseline.as_ref().map(|b| b.path.clone()),
         sequential: sequential.as_ref().map(|s| s.0.clone()),
+        layouts: layouts.as_ref().map(|v| v.count),
+        layout_check: layout_check.is_some(),
         ..run_settings(args, &settings)
     };
     let report = Report {
@@ -183,6 +215,8 @@ pub(super) fn run_benchmarks(args: &RunArgs) -> anyhow::Result<ExitCode> {
         sample: args.mode == crate::cli::Mode::Sample,
         instructions,
         sequential: sequential.map(|(s, plan)| (plan, s.noise_band_pct / 100.0)),
+        layouts,
+        layout_check,
         stop: &stop,
     };
     let skipped = crate::preflight::check(&cases, &args.database_url);
@@ -276,6 +310,8 @@ fn run_settings(args: &RunArgs, settings: &CaseSettings) -> RunSettings {
         mode: if args.mode == crate::cli::Mode::Sample { "sample" } else { "throughput" }.into(),
         baseline_bin: None,
         sequential: None,
+        layouts: None,
+        layout_check: false,
         shard: args.shard.map(|s| s.to_string()),
         interleave: args
             .baseline_bin

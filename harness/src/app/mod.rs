@@ -14,7 +14,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     crate::format::set_colour(cli.color);
     match cli.command {
         Command::List(args) => list(&args),
-        Command::Run(args) => measure::run_benchmarks(&args),
+        Command::Run(args) => measure::run_benchmarks(&args, None),
         Command::Ab(args) => ab(*args),
         Command::Env(args) => env(&args),
         Command::Compare(args) => crate::gate::compare(&args),
@@ -233,6 +233,9 @@ fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
+    if let Some(k) = args.layouts {
+        measure::check_layouts(&args.run, k)?;
+    }
     let baseline = crate::ab::prepare(&args.rev, args.run.quiet)?;
     if !args.run.quiet {
         let how = if baseline.built { "built" } else { "reusing the build of" };
@@ -244,8 +247,38 @@ fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
             "warning: this build (the candidate) was made from uncommitted changes; its report records dirty: true"
         );
     }
+    let layouts = match args.layouts {
+        Some(count) => Some(layout_variants(count, &baseline, args.run.quiet)?),
+        None => None,
+    };
     args.run.baseline_bin = Some(baseline.binary);
-    measure::run_benchmarks(&args.run)
+    measure::run_benchmarks(&args.run, layouts)
+}
+
+/// `ab --layouts K`: both builds made relinkable (the baseline in its worktree, the candidate
+/// from the working tree), their dependencies shared in the baselines' target directory.
+fn layout_variants(
+    count: u32,
+    baseline: &crate::ab::BaselineRev,
+    quiet: bool,
+) -> Result<crate::layouts::Variants, BadInput> {
+    let target = baseline.root.join("target/harness/baselines/target");
+    let short = &baseline.commit[..baseline.commit.len().min(12)];
+    let base = crate::layouts::relinkable(
+        &baseline.dir.join("src"),
+        &target,
+        &baseline.dir.join("layouts"),
+        &format!("the baseline ({short})"),
+        quiet,
+    )?;
+    let current = crate::layouts::relinkable(
+        &baseline.root,
+        &target,
+        &baseline.root.join("target/harness/layouts/current"),
+        "this build (the working tree)",
+        quiet,
+    )?;
+    Ok(crate::layouts::Variants { count, baseline: base, current })
 }
 
 fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {

@@ -1,5 +1,5 @@
 //! `compare --json`: one document per comparison, throughput or instructions, with the gate's
-//! decision. Its shape is these types; `harness/schema/compare.v2.json` is generated from them
+//! decision. Its shape is these types; `harness/schema/compare.v3.json` is generated from them
 //! and CLI output is validated against it in the tests.
 
 use schemars::JsonSchema;
@@ -8,7 +8,9 @@ use serde::Serialize;
 /// Version of this document's shape.
 /// 2: the test's `unit` and `runs`, each case's `runs`, and the `looks_*` verdicts of one run
 /// per side (which version 1 called `faster`/`slower`).
-pub(crate) const COMPARE_SCHEMA_VERSION: u32 = 2;
+/// 3: each A/B case's `instructions` of both builds, the `*_same_instructions` verdicts (which
+/// version 2 called `faster`/`slower`) and the test's `layouts`.
+pub(crate) const COMPARE_SCHEMA_VERSION: u32 = 3;
 
 /// The whole `compare --json` document.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -48,6 +50,20 @@ pub(crate) struct TestSettings {
     pub canary_ratio: Option<f64>,
     /// The canary moved beyond the noise band: the machine, not only the code, changed.
     pub machine_changed: bool,
+    /// A/B reports with `--layouts K`: the code-layout variants per build (the test's unit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layouts: Option<u32>,
+}
+
+/// Instructions per op of both builds of an A/B case.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct InstructionPair {
+    /// The baseline build's.
+    pub base: f64,
+    /// This build's.
+    pub new: f64,
+    /// new/base.
+    pub ratio: f64,
 }
 
 /// One case.
@@ -80,6 +96,9 @@ pub(crate) struct Case {
     /// Throughput, A/B reports: new/base of each fork pair.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pairs: Vec<f64>,
+    /// Throughput, A/B reports: both builds' instructions per op, where both were counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<InstructionPair>,
     /// Instructions: (new - base) / base in percent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delta_pct: Option<f64>,
@@ -89,7 +108,8 @@ pub(crate) struct Case {
     /// Instructions: false when the workload's counts vary run to run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deterministic: Option<bool>,
-    /// The verdict as a token: `faster`, `slower`, `looks_faster`, `looks_slower`, `no_change`,
+    /// The verdict as a token: `faster`, `slower`, `faster_same_instructions`,
+    /// `slower_same_instructions`, `looks_faster`, `looks_slower`, `no_change`,
     /// `within_band`, `too_few_forks`, `regressed`, `improved`, `unchanged`, `missing`, `extra`, `no_data`.
     pub verdict: &'static str,
     /// The verdict as the table says it.
@@ -129,6 +149,7 @@ impl Case {
             forks: None,
             runs: None,
             pairs: vec![],
+            instructions: None,
             delta_pct: None,
             threshold_pct: None,
             deterministic: None,
@@ -144,7 +165,7 @@ mod tests {
     /// Regenerate with `UPDATE_SCHEMA=1 cargo test -p harness schema`.
     #[test]
     fn committed_compare_schema_matches_the_types() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/compare.v2.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/compare.v3.json");
         let generated = serde_json::to_string_pretty(&schemars::schema_for!(super::Document)).unwrap() + "\n";
         if std::env::var_os("UPDATE_SCHEMA").is_some() {
             std::fs::write(&path, &generated).unwrap();

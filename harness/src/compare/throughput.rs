@@ -43,6 +43,11 @@ pub(crate) enum Verdict {
     Faster,
     /// Slower: the whole interval lies below the noise band.
     Slower,
+    /// Slower, but both builds ran the same instructions per op (within [`SAME_INSTRUCTIONS`]):
+    /// the code under test may not have changed, only where it landed (or its data layout).
+    SlowerSameInstructions,
+    /// Faster, with the same instructions per op on both builds.
+    FasterSameInstructions,
     /// One run per side, whose forks' interval lies below the band: slower, or the machine
     /// changed between the runs.
     LooksSlower,
@@ -69,6 +74,7 @@ impl Verdict {
         match self {
             Verdict::Slower | Verdict::Missing => Tone::Bad,
             Verdict::Faster => Tone::Good,
+            Verdict::SlowerSameInstructions | Verdict::FasterSameInstructions => Tone::Doubt,
             Verdict::LooksSlower
             | Verdict::LooksFaster
             | Verdict::NoChange
@@ -82,6 +88,8 @@ impl Verdict {
         match self {
             Verdict::Faster => "FASTER".into(),
             Verdict::Slower => "SLOWER".into(),
+            Verdict::SlowerSameInstructions => "SLOWER (same instructions: layout?)".into(),
+            Verdict::FasterSameInstructions => "FASTER (same instructions: layout?)".into(),
             Verdict::LooksSlower => "slower? (1 run each)".into(),
             Verdict::LooksFaster => "faster? (1 run each)".into(),
             Verdict::NoChange => "no change".into(),
@@ -98,6 +106,8 @@ impl Verdict {
         match self {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
+            Verdict::SlowerSameInstructions => "slower_same_instructions",
+            Verdict::FasterSameInstructions => "faster_same_instructions",
             Verdict::LooksSlower => "looks_slower",
             Verdict::LooksFaster => "looks_faster",
             Verdict::NoChange => "no_change",
@@ -109,9 +119,22 @@ impl Verdict {
         }
     }
 
-    /// Faster or slower.
+    /// Faster or slower (with or without the same instructions).
     pub(crate) fn is_difference(self) -> bool {
-        matches!(self, Verdict::Faster | Verdict::Slower)
+        matches!(
+            self,
+            Verdict::Faster | Verdict::Slower | Verdict::SlowerSameInstructions | Verdict::FasterSameInstructions
+        )
+    }
+
+    /// The difference labelled by the instruction counts of both builds (per op, base and new):
+    /// a layout suspect where they agree within [`SAME_INSTRUCTIONS`].
+    fn with_instructions(self, counts: Option<(f64, f64)>) -> Verdict {
+        match (self, counts.is_some_and(|(b, n)| same_instructions(b, n))) {
+            (Verdict::Slower, true) => Verdict::SlowerSameInstructions,
+            (Verdict::Faster, true) => Verdict::FasterSameInstructions,
+            (v, _) => v,
+        }
     }
 
     /// Faster or slower, or looks it in one run per side.
@@ -147,6 +170,8 @@ pub(crate) struct Row {
     pub runs: Option<(usize, usize)>,
     /// A/B runs: new/base of the fork medians, per fork pair, in fork order.
     pub pairs: Vec<f64>,
+    /// A/B runs: instructions per op of the base and the new build, where both were counted.
+    pub instructions: Option<(f64, f64)>,
     /// Verdict.
     pub verdict: Verdict,
 }
@@ -169,6 +194,8 @@ pub(crate) struct Comparison {
     pub canary: Option<f64>,
     /// Either report timed single ops (`--mode sample`), whose percentiles are not compared.
     pub sampled: bool,
+    /// An A/B report run over this many code-layout variants per build (`--layouts K`).
+    pub layouts: Option<u32>,
     /// One row per case of either report.
     pub rows: Vec<Row>,
 }
@@ -207,6 +234,16 @@ impl Comparison {
     }
 }
 
+/// The most two builds' instructions per op may differ, as a fraction, and still be "the same
+/// instructions": deterministic cases count exactly the same when the code did not change, and
+/// 0.1% leaves room for the few instructions a workload's clock reads or thread hand-offs vary by.
+pub(crate) const SAME_INSTRUCTIONS: f64 = 0.001;
+
+/// Whether per-op counts `base` and `new` agree within [`SAME_INSTRUCTIONS`].
+pub(crate) fn same_instructions(base: f64, new: f64) -> bool {
+    base > 0.0 && ((new / base) - 1.0).abs() <= SAME_INSTRUCTIONS
+}
+
 /// Iteration throughputs of the ok timed forks, one `Vec` per fork.
 pub(crate) fn fork_samples(forks: &[Fork]) -> Vec<Vec<f64>> {
     ok_timed(forks).map(|(_, v)| v).collect()
@@ -231,17 +268,29 @@ pub(crate) fn fork_medians(forks: &[Fork]) -> Vec<(u32, f64)> {
 /// lockstep, the median over iterations of the ratio of iteration *i* on both sides (each pair
 /// of iterations ran side by side); otherwise the ratio of the two forks' medians.
 pub(crate) fn pair_ratios(base: &[Fork], new: &[Fork]) -> Vec<f64> {
+    tagged_pair_ratios(base, new).into_iter().map(|p| p.1).collect()
+}
+
+/// The units of the paired test: one per fork pair, or one per code-layout variant when the
+/// pairs ran layout variants (`--layouts`, see [`crate::stats::layout`]).
+pub(crate) fn pair_units(base: &[Fork], new: &[Fork]) -> Vec<f64> {
+    crate::stats::layout::layout_units(&tagged_pair_ratios(base, new))
+}
+
+/// (layout variant, new/base) of each fork pair, as [`pair_ratios`].
+fn tagged_pair_ratios(base: &[Fork], new: &[Fork]) -> Vec<(Option<u32>, f64)> {
     let base_forks: Vec<(&Fork, Vec<f64>)> = ok_timed(base).collect();
     ok_timed(new)
         .filter_map(|(nf, n)| {
             let (bf, b) = base_forks.iter().find(|(bf, _)| bf.index == nf.index)?;
-            if bf.lockstep && nf.lockstep && b.len() == n.len() {
-                lockstep_ratio(b, &n)
+            let ratio = if bf.lockstep && nf.lockstep && b.len() == n.len() {
+                lockstep_ratio(b, &n)?
             } else {
-                Some(crate::stats::summarize(&n)?.median / crate::stats::summarize(b)?.median)
-            }
+                crate::stats::summarize(&n)?.median / crate::stats::summarize(b)?.median
+            };
+            Some((nf.layout.filter(|_| bf.layout == nf.layout), ratio))
         })
-        .filter(|r| r.is_finite() && *r > 0.0)
+        .filter(|(_, r)| r.is_finite() && *r > 0.0)
         .collect()
 }
 
@@ -286,7 +335,17 @@ pub(crate) fn compare_case(label: String, base: &[Fork], new: &[Fork], options: 
     let test = welch(&values(&b), &values(&n), 1.0 - level);
     let forks = (b.len(), n.len());
     let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, forks);
-    Row { label, base: geometric_mean(&b), new: geometric_mean(&n), test, forks, runs: None, pairs: vec![], verdict }
+    Row {
+        label,
+        base: geometric_mean(&b),
+        new: geometric_mean(&n),
+        test,
+        forks,
+        runs: None,
+        pairs: vec![],
+        instructions: None,
+        verdict,
+    }
 }
 
 /// Compares one case of several separate runs per side: Welch's t on each run's log geometric
@@ -310,20 +369,40 @@ pub(crate) fn compare_runs(label: String, base: &[&Benchmark], new: &[&Benchmark
         forks: (ok_forks(&base_medians), ok_forks(&new_medians)),
         runs: Some(runs),
         pairs: vec![],
+        instructions: None,
         verdict,
     }
 }
 
-/// Compares one case of an A/B run (paired t on the log ratio of each fork pair, see
-/// [`pair_ratios`]) at `level`.
+/// Compares one case of an A/B run (paired t on the log ratio of each fork pair, or of each
+/// layout variant's pairs, see [`pair_units`]) at `level`.
 pub(crate) fn compare_pairs(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
     let (b, n) = (fork_medians(base), fork_medians(new));
     let pairs = pair_ratios(base, new);
-    let test = paired(&pairs, 1.0 - level);
+    let test = paired(&pair_units(base, new), 1.0 - level);
     let forks = (b.len(), n.len());
     let units = if pairs.is_empty() { (forks.0.min(1), forks.1.min(1)) } else { forks };
     let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, units);
-    Row { label, base: geometric_mean(&b), new: geometric_mean(&n), test, forks, runs: None, pairs, verdict }
+    Row {
+        label,
+        base: geometric_mean(&b),
+        new: geometric_mean(&n),
+        test,
+        forks,
+        runs: None,
+        pairs,
+        instructions: None,
+        verdict,
+    }
+}
+
+/// Compares one case of an A/B report: [`compare_pairs`], its verdict labelled by the two
+/// builds' instruction counts where both were counted.
+pub(crate) fn compare_benchmark(b: &Benchmark, options: Options, level: f64) -> Row {
+    let row = compare_pairs(b.label(), &b.baseline_forks, &b.forks, options, level);
+    let instructions =
+        b.baseline_instructions.as_ref().zip(b.instructions.as_ref()).map(|(b, n)| (b.median(), n.median()));
+    Row { verdict: row.verdict.with_instructions(instructions), instructions, ..row }
 }
 
 fn sampled(r: &Report) -> bool {
@@ -355,6 +434,7 @@ pub(crate) fn compare(base: &[Report], new: &[Report], options: Options) -> Comp
         sequential: None,
         canary: canary_ratio(base, new),
         sampled: base.iter().chain(new).any(sampled),
+        layouts: None,
         rows,
     }
 }
@@ -363,7 +443,17 @@ pub(crate) fn compare(base: &[Report], new: &[Report], options: Options) -> Comp
 fn absent(label: String, base: Option<&Benchmark>, new: Option<&Benchmark>) -> Row {
     let verdict = if base.is_some() { Verdict::Missing } else { Verdict::Extra };
     let mean = |c: Option<&Benchmark>| c.and_then(|c| c.score.as_ref()).map(|s| s.mean);
-    Row { label, base: mean(base), new: mean(new), test: None, forks: (0, 0), runs: None, pairs: vec![], verdict }
+    Row {
+        label,
+        base: mean(base),
+        new: mean(new),
+        test: None,
+        forks: (0, 0),
+        runs: None,
+        pairs: vec![],
+        instructions: None,
+        verdict,
+    }
 }
 
 /// new/base of the drift canary: the geometric mean of each side's runs (every run must have one).
@@ -390,9 +480,20 @@ pub(crate) fn compare_sides(report: &Report, options: Options) -> Comparison {
         .benchmarks
         .iter()
         .filter(|b| !b.baseline_forks.is_empty() || !b.forks.is_empty())
-        .map(|b| compare_pairs(b.label(), &b.baseline_forks, &b.forks, options, level))
+        .map(|b| compare_benchmark(b, options, level))
         .collect();
-    Comparison { options, level, paired: true, runs: (1, 1), sequential, canary: None, sampled: sampled(report), rows }
+    let layouts = report.meta.settings.as_ref().and_then(|s| s.layouts);
+    Comparison {
+        options,
+        level,
+        paired: true,
+        runs: (1, 1),
+        sequential,
+        canary: None,
+        sampled: sampled(report),
+        layouts,
+        rows,
+    }
 }
 
 #[cfg(test)]

@@ -261,6 +261,14 @@ pub(crate) struct RunSettings {
     /// `--forks auto`: fork pairs were added until each case was decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialSettings>,
+    /// A/B runs with `--layouts K`: each build relinked K times with its code sections
+    /// shuffled (seeds 1..=K), fork pair j running variant j mod K + 1 of both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layouts: Option<u32>,
+    /// A/B runs: whether a decided case had an instruction fork of each build to tell a change
+    /// of code from one of layout (`--layout-check`); `false` when it was off or valgrind missing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub layout_check: bool,
 }
 
 /// The budget of a `--forks auto` A/B run.

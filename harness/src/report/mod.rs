@@ -76,6 +76,10 @@ pub(crate) struct Benchmark {
     /// Throughput of the baseline build's ok forks (A/B runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_score: Option<Score>,
+    /// A/B runs: instructions per op of the baseline build (its instruction forks, run with
+    /// `--instructions` or to check a decided case's code: see `compare`'s layout label).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_instructions: Option<InstructionSummary>,
     /// The fastest an op can plausibly be, as the workload declares it (for example a network
     /// round trip); a faster score is flagged as implausible. 0: the op does nothing by design
     /// (`baseline/noop`), so no speed is flagged; absent: the general floor of 1 ns.
@@ -159,6 +163,10 @@ pub(crate) struct Fork {
     /// its pair, the two workers' iterations alternating.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lockstep: bool,
+    /// A/B runs with `--layouts K`: the code-layout variant (shuffle seed) of the binary that ran
+    /// it; both forks of a pair run the same variant number of their build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<u32>,
     /// Process id of the worker.
     pub pid: Option<u32>,
     /// Outcome.
@@ -349,6 +357,7 @@ impl Fork {
             index,
             sequence: None,
             lockstep: false,
+            layout: None,
             pid,
             status: ForkStatus::Failed,
             failure: None,
@@ -384,6 +393,7 @@ impl Benchmark {
             allocations: None,
             baseline_forks: vec![],
             baseline_score: None,
+            baseline_instructions: None,
             op_floor_nanos: None,
             ops_ceiling: None,
             servers: vec![],
@@ -418,6 +428,7 @@ impl Benchmark {
     pub(crate) fn add_baseline_fork(&mut self, fork: Fork) {
         self.baseline_forks.push(fork);
         self.baseline_score = Score::from_forks(&self.baseline_forks);
+        self.baseline_instructions = InstructionSummary::from_forks(&self.baseline_forks);
     }
 
     /// Measuring threads or tasks of each fork (1 unless `--threads`).

@@ -42,7 +42,7 @@ pub(super) fn run_pair(
         labels.iter().map(|l| Box::new(move |m: &Message| progress.message(l, m)) as OnMessage<'_>).collect();
     alternate_steps(&mut workers, &mut on_message, ctx.stop);
     let forks = workers.into_iter().zip(&mut on_message).map(|(w, on)| match w {
-        Ok(c) => Fork { lockstep: true, ..c.finish(ctx.stop, on) },
+        Ok(c) => Fork { lockstep: true, layout: ctx.layouts.as_ref().map(|v| v.seed(pair)), ..c.finish(ctx.stop, on) },
         Err(fork) => *fork,
     });
     order
@@ -58,10 +58,7 @@ pub(super) fn run_pair(
 
 /// Starts one side's worker.
 fn start<'a>(ctx: &RunContext<'_>, side: Side, task: &'a Task, timeout: Duration) -> Started<'a> {
-    let exe = match side {
-        Side::Baseline => ctx.baseline_exe.clone().expect("lockstep pairs have a baseline binary"),
-        Side::Current => ctx.worker_exe.clone(),
-    };
+    let (exe, _) = ctx.exe(side, Some(task.fork_index)).map_err(|e| Box::new(spawn_failed(task, e)))?;
     let command = [exe.into_os_string(), "__worker".into()];
     match spawn::spawn(&command, task, ctx.pin.as_ref().map(crate::pin::CpuList::cpu_set)) {
         Ok(worker) => Ok(Collector::new(worker, task, timeout)),

@@ -46,8 +46,44 @@ pub(crate) struct RunContext<'a> {
     /// `--forks auto`: the sequential plan and the noise band (a fraction) that decide when a
     /// case has enough fork pairs; `settings.forks` is then the budget.
     pub sequential: Option<(SequentialPlan, f64)>,
+    /// A/B runs with `--layouts K`: the code-layout variants the timed fork pairs run.
+    pub layouts: Option<crate::layouts::Variants>,
+    /// A/B runs: an instruction fork of each build for every case the timed pairs decided, to
+    /// tell a change of code from one of layout (`--layout-check`).
+    pub layout_check: Option<LayoutCheck>,
     /// Set by Ctrl-C / SIGTERM.
     pub stop: &'a AtomicBool,
+}
+
+/// How an A/B run checks the code of its decided cases.
+#[derive(Debug, Clone)]
+pub(crate) struct LayoutCheck {
+    /// The instruction fork each build runs.
+    pub instructions: InstructionSettings,
+    /// How the comparison decides.
+    pub options: crate::compare::throughput::Options,
+}
+
+impl RunContext<'_> {
+    /// The binary a fork of `side` runs, and its layout variant: with `--layouts`, a timed fork
+    /// of pair `pair` runs its build's variant for that pair; every other fork the build itself.
+    pub(crate) fn exe(&self, side: Side, pair: Option<u32>) -> Result<(PathBuf, Option<u32>), String> {
+        if let (Some(v), Some(pair)) = (&self.layouts, pair) {
+            let seed = v.seed(pair);
+            let build = if side == Side::Baseline { &v.baseline } else { &v.current };
+            return Ok((build.variant(seed)?, Some(seed)));
+        }
+        let exe = match side {
+            Side::Baseline => self.baseline_exe.clone().ok_or("an A/B fork without a baseline binary")?,
+            Side::Current => self.worker_exe.clone(),
+        };
+        Ok((exe, None))
+    }
+
+    /// The level the A/B comparison tests each case at: alpha, or the sequential plan's own.
+    fn level(&self, options: crate::compare::throughput::Options) -> f64 {
+        self.sequential.as_ref().map_or(options.alpha, |(plan, _)| plan.nominal_alpha)
+    }
 }
 
 /// How instruction forks run.
@@ -149,7 +185,7 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
         }
         if let Some((plan, band)) = &ctx.sequential {
             let b = report.benchmarks.last_mut().expect("entry exists");
-            let ratios = crate::compare::throughput::pair_ratios(&b.baseline_forks, &b.forks);
+            let ratios = crate::compare::throughput::pair_units(&b.baseline_forks, &b.forks);
             let (test, stop) = sequential::decide(&ratios, plan, *band);
             progress.interval(&label, ratios.len(), test.as_ref(), stop);
             if let Some(stop) = stop {
@@ -159,12 +195,13 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
             }
         }
     }
-    if let Some(instr) = &ctx.instructions {
-        for index in ctx.settings.forks..ctx.settings.forks + instr.forks {
+    let Some((instr, sides)) = instruction_forks(report, ctx) else { return Ok(()) };
+    for index in ctx.settings.forks..ctx.settings.forks + instr.forks {
+        for &side in &sides {
             if stopped() {
                 return Ok(());
             }
-            keep(report, run_fork(ctx, case, index, Some(instr), Side::Current, progress, &label), Side::Current);
+            keep(report, run_fork(ctx, case, index, Some(&instr), side, progress, &label), side);
             write::write_atomic(ctx.out, report)?;
             if report.benchmarks.last().is_some_and(server_failed) {
                 return Ok(());
@@ -172,6 +209,24 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
         }
     }
     Ok(())
+}
+
+/// The instruction forks the last case runs after its timed forks, and on which builds:
+/// `--instructions` on every build of the run; else, in an A/B run with the layout check, one
+/// of each build when the timed pairs decided the case (faster or slower).
+fn instruction_forks(report: &Report, ctx: &RunContext<'_>) -> Option<(InstructionSettings, Vec<Side>)> {
+    let ab = ctx.baseline_exe.is_some();
+    if let Some(instr) = &ctx.instructions {
+        let sides = if ab { vec![Side::Baseline, Side::Current] } else { vec![Side::Current] };
+        return Some((instr.clone(), sides));
+    }
+    let check = ctx.layout_check.as_ref().filter(|_| ab)?;
+    let b = report.benchmarks.last()?;
+    let row = crate::compare::throughput::compare_benchmark(b, check.options, ctx.level(check.options));
+    if !row.verdict.is_difference() {
+        return None;
+    }
+    Some((check.instructions.clone(), vec![Side::Baseline, Side::Current]))
 }
 
 fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>, instr: Option<&InstructionSettings>) -> Task {
@@ -240,7 +295,7 @@ fn run_fork(
     progress: &Progress,
     label: &str,
 ) -> Fork {
-    let forks = ctx.settings.forks + ctx.instructions.as_ref().map_or(0, |i| i.forks);
+    let forks = ctx.settings.forks + instr.map_or(0, |i| i.forks);
     let shown = side_label(label, side);
     let label = shown.as_str();
     progress.fork_started(label, fork_index, forks);
@@ -257,9 +312,9 @@ fn run_fork(
         out.push(dir.path().join("callgrind.out"));
         command.push(out);
     }
-    let exe = match side {
-        Side::Baseline => ctx.baseline_exe.clone().expect("baseline runs have a baseline binary"),
-        Side::Current => ctx.worker_exe.clone(),
+    let (exe, layout) = match ctx.exe(side, instr.is_none().then_some(fork_index)) {
+        Ok(found) => found,
+        Err(e) => return spawn_failed(&task, e),
     };
     command.push(exe.into());
     command.push("__worker".into());
@@ -272,6 +327,7 @@ fn run_fork(
         Ok(worker) => collect::collect(worker, &task, timeout, ctx.stop, &mut |m| progress.message(label, m)),
         Err(e) => return spawn_failed(&task, format!("cannot start {}: {e}", command[0].to_string_lossy())),
     };
+    fork.layout = layout;
     if fork.status != ForkStatus::Ok {
         clean_up_after(ctx, case, &fork, progress);
     }

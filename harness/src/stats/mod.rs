@@ -3,6 +3,7 @@
 //! No I/O here; every function is tested against published values.
 
 pub(crate) mod fork_test;
+pub(crate) mod layout;
 pub(crate) mod sequential;
 pub(crate) mod spread;
 

@@ -15,6 +15,9 @@ fn header(c: &Comparison) -> Vec<String> {
     if c.paired {
         h.push("fork pairs new/base".into());
     }
+    if counted_instructions(c) {
+        h.push("instr new/base".into());
+    }
     if c.by_runs() {
         h[6] = "forks (runs)".into();
     }
@@ -47,7 +50,15 @@ fn cells(r: &Row, c: &Comparison) -> Vec<String> {
     if c.paired {
         v.push(r.pairs.iter().map(|p| format!("{p:.3}")).collect::<Vec<_>>().join(" "));
     }
+    if counted_instructions(c) {
+        v.push(r.instructions.map_or("-".into(), |(b, n)| format!("{:.4}", n / b)));
+    }
     v
+}
+
+/// Whether any case has instruction counts of both builds (the `instr new/base` column).
+fn counted_instructions(c: &Comparison) -> bool {
+    c.rows.iter().any(|r| r.instructions.is_some())
 }
 
 /// Why one run per side cannot decide, as the legend says it.
@@ -77,6 +88,17 @@ pub(crate) fn legend(c: &Comparison) -> String {
             c.options.alpha
         ),
     };
+    if let Some(k) = c.layouts {
+        out.push_str(&format!(
+            "Code layout as a random effect (--layouts {k}): each build ran {k} variants relinked with their code sections shuffled, fork pair j on variant j mod {k} of both; the test's unit is the variant (the geometric mean of its pairs), so a verdict holds across layouts, not for one lucky pair of binaries.\n"
+        ));
+    }
+    if counted_instructions(c) {
+        out.push_str(&format!(
+            "instr new/base: instructions per op of the two builds, counted under callgrind for the decided cases. `(same instructions: layout?)`: they agree within {}%, so the time moved while the work did not: likely where the code landed (or a data layout), not what it does; `harness ab REF --layouts K` decides whether it holds across layouts.\n",
+            super::SAME_INSTRUCTIONS * 100.0
+        ));
+    }
     let too_few = c.rows.iter().filter(|r| r.verdict == Verdict::TooFewForks).count();
     if too_few > 0 {
         let what = if c.paired {
@@ -114,10 +136,16 @@ pub(crate) fn legend(c: &Comparison) -> String {
 pub(crate) fn summary_line(c: &Comparison) -> String {
     let count = |v: Verdict| c.rows.iter().filter(|r| r.verdict == v).count();
     let looks = count(Verdict::LooksSlower) + count(Verdict::LooksFaster);
-    let (slower, faster, unchanged) = (count(Verdict::Slower), count(Verdict::Faster), count(Verdict::WithinBand));
+    let same = count(Verdict::SlowerSameInstructions) + count(Verdict::FasterSameInstructions);
+    let (slower, faster, unchanged) = (
+        count(Verdict::Slower) + count(Verdict::SlowerSameInstructions),
+        count(Verdict::Faster) + count(Verdict::FasterSameInstructions),
+        count(Verdict::WithinBand),
+    );
     let unconfirmed = if looks > 0 { format!("{looks} unconfirmed (one run per side), ") } else { String::new() };
+    let layout = if same > 0 { format!(" ({same} with the same instructions: layout?)") } else { String::new() };
     format!(
-        "{slower} slower, {faster} faster, {unchanged} unchanged, {unconfirmed}{} undecided or untestable",
+        "{slower} slower, {faster} faster{layout}, {unchanged} unchanged, {unconfirmed}{} undecided or untestable",
         c.rows.len() - slower - faster - unchanged - looks
     )
 }
@@ -135,6 +163,7 @@ pub(crate) fn to_json(c: &Comparison, decision: json::Decision) -> json::Documen
             forks: Some([r.forks.0, r.forks.1]),
             runs: r.runs.map(|(b, n)| [b, n]),
             pairs: r.pairs.clone(),
+            instructions: r.instructions.map(|(base, new)| json::InstructionPair { base, new, ratio: new / base }),
             ..json::Case::new(r.label.clone(), r.base, r.new, r.verdict.token(), c.verdict_text(r.verdict))
         })
         .collect();
@@ -150,6 +179,7 @@ pub(crate) fn to_json(c: &Comparison, decision: json::Decision) -> json::Documen
             noise_band_pct: c.options.noise_band_pct,
             canary_ratio: c.canary,
             machine_changed: c.machine_changed(),
+            layouts: c.layouts,
         }),
         summary: summary_line(c),
         cases,

@@ -156,3 +156,66 @@ fn a_moved_canary_is_named_next_to_every_verdict() {
     let c = compare(one(&base), one(&new), Options::default());
     assert!(!c.machine_changed() && render_text(&c).contains("kept its speed"));
 }
+
+/// An instruction fork that counted `per_op` instructions per op over 1,000 ops.
+fn counted(per_op: f64) -> Fork {
+    Fork {
+        status: ForkStatus::Ok,
+        kind: crate::report::ForkKind::Instructions,
+        instructions: Some(crate::report::InstructionCount {
+            ops: 1000,
+            total: (per_op * 1000.0) as u64,
+            deterministic: true,
+        }),
+        ..Fork::pending(9, Some(1))
+    }
+}
+
+/// An A/B case 10% slower in time whose builds counted `base` and `new` instructions per op.
+fn slower_with_counts(base: f64, new: f64) -> Benchmark {
+    let mut b = timed("a", &[A, B, C]);
+    b.baseline_forks = timed("a", &[&scaled(A, 1.1), &scaled(B, 1.1), &scaled(C, 1.1)]).forks;
+    b.add_baseline_fork(counted(base));
+    b.add_fork(counted(new));
+    b
+}
+
+#[test]
+fn a_difference_with_the_same_instructions_is_labelled_a_layout_suspect() {
+    let same = compare_sides(&report(vec![slower_with_counts(5_610.423, 5_610.423)]), Options::default());
+    let row = &same.rows[0];
+    assert_eq!(row.verdict, Verdict::SlowerSameInstructions, "{row:?}");
+    assert_eq!(row.instructions, Some((5_610.423, 5_610.423)));
+    let text = render_text(&same);
+    assert!(text.contains("SLOWER (same instructions: layout?)") && text.contains("instr new/base"), "{text}");
+    assert!(summary_line(&same).contains("1 slower, 0 faster (1 with the same instructions: layout?)"));
+    let json = to_json(
+        &same,
+        crate::compare::json::Decision { exit_code: 0, failing: vec![], untested: vec![], warn_only: false },
+    );
+    assert_eq!(json.cases[0].verdict, "slower_same_instructions");
+    // Within 0.1% is the same; beyond it the verdict stands and the ratio is shown beside it.
+    let close = compare_sides(&report(vec![slower_with_counts(10_000.0, 10_009.0)]), Options::default());
+    assert_eq!(close.rows[0].verdict, Verdict::SlowerSameInstructions);
+    let changed = compare_sides(&report(vec![slower_with_counts(10_000.0, 10_300.0)]), Options::default());
+    assert_eq!(changed.rows[0].verdict, Verdict::Slower, "a case whose instructions changed is never a layout suspect");
+    assert!(render_text(&changed).contains("1.0300"), "{}", render_text(&changed));
+    // Without both counts there is nothing to label.
+    let mut one_side = slower_with_counts(1.0, 1.0);
+    one_side.baseline_instructions = None;
+    assert_eq!(compare_sides(&report(vec![one_side]), Options::default()).rows[0].verdict, Verdict::Slower);
+}
+
+#[test]
+fn pairs_that_ran_layout_variants_are_tested_per_variant() {
+    // Six pairs over three variants: the test has three units, two degrees of freedom.
+    let mut b = timed("a", &[A, B, C, A, B, C]);
+    b.baseline_forks = timed("a", &[&scaled(A, 1.1), &scaled(B, 1.1), &scaled(C, 1.1), A, B, C]).forks;
+    for (i, (n, base)) in b.forks.iter_mut().zip(b.baseline_forks.iter_mut()).enumerate() {
+        n.layout = Some(i as u32 % 3 + 1);
+        base.layout = n.layout;
+    }
+    let c = compare_sides(&report(vec![b]), Options::default());
+    let t = c.rows[0].test.unwrap();
+    assert_eq!((c.rows[0].pairs.len(), t.df), (6, 2.0), "{:?}", c.rows[0]);
+}
