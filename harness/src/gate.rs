@@ -177,7 +177,7 @@ fn instruction_gate(args: &crate::cli::CompareArgs, base: &[Report], new: &[Repo
         ([base], [new]) => (base, new),
         (_, []) => {
             return Err(BadInput(
-                "--metric instructions needs two reports (BASE.json NEW.json): A/B runs count instructions for this build only"
+                "--metric instructions needs two reports (BASE.json NEW.json): the instructions of an A/B report's two builds are shown beside its time ratios by `compare AB.json`"
                     .into(),
             ));
         }
