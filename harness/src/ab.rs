@@ -66,7 +66,8 @@ fn build(rev: &str, commit: &str, root: &Path, home: &Path, quiet: bool) -> Resu
     if !quiet {
         eprintln!("harness ab: building {rev} ({short}) with the {profile} profile in {}", src.display());
     }
-    let built = cargo_build(&src, &home.join("target"), &[], quiet).map_err(failed)?;
+    let built = cargo_build(&src, &home.join("target"), &[], quiet)
+        .map_err(|e| failed(format!("{e}: fix the build at that commit or pick another ref")))?;
     let kept = dir.join("harness");
     let partial = dir.join("harness.partial");
     std::fs::copy(&built, &partial)
@@ -102,9 +103,7 @@ pub(crate) fn cargo_build(src: &Path, target: &Path, rustc_args: &[String], quie
         .status()
         .map_err(|e| format!("cannot start cargo ({e}): install Rust's cargo or put it on PATH"))?;
     if !status.success() {
-        return Err(format!(
-            "the build failed ({status}; cargo's output is above): fix the build at that commit or pick another ref"
-        ));
+        return Err(format!("the build failed ({status}; cargo's output is above)"));
     }
     Ok(target.join(profile).join("harness"))
 }

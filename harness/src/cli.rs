@@ -79,11 +79,6 @@ pub struct AbArgs {
     /// target/harness/baselines/<commit>/ and reused by the next call for the same commit.
     #[arg(value_name = "REF")]
     pub rev: String,
-    /// Build each side K times with its code sections shuffled (seeds 1..=K, a relink each) and
-    /// run fork pair j on variant j mod K of both: the variant becomes the test's unit, so a
-    /// verdict holds across code layouts. With --forks auto, K must be at least --max-forks.
-    #[arg(long, value_name = "K", value_parser = at_least_two)]
-    pub layouts: Option<u32>,
     /// Everything `harness run` takes (except --baseline-bin).
     #[command(flatten)]
     pub run: RunArgs,
@@ -347,6 +342,12 @@ pub struct RunArgs {
     /// example the target branch built in another worktree; the comparison is printed at the end.
     #[arg(long, value_name = "PATH")]
     pub baseline_bin: Option<PathBuf>,
+    /// A/B runs: relink each build K times with its code sections shuffled (seeds 1..=K) and run
+    /// fork pair j on variant j mod K + 1 of both, the variant being the test's unit, so that a
+    /// verdict holds across code layouts (`harness ab` builds the links; `run` needs a
+    /// BINARY.link.tar beside each binary). With --forks auto, K must be at least --max-forks.
+    #[arg(long, value_name = "K", value_parser = at_least_two)]
+    pub layouts: Option<u32>,
     /// A/B runs: count both builds' instructions per op (one callgrind fork each) for every case
     /// the timed pairs call faster or slower, so that a difference whose instructions did not
     /// change is labelled `(same instructions: layout?)`; `auto` does it where valgrind is on PATH.

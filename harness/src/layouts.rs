@@ -8,7 +8,8 @@
 //! response file), which is unpacked once; each seed then reruns that link (about 0.2 s for
 //! this harness on a 2-core VM) with the shuffle and `--strip-debug` (a timed fork needs no line
 //! tables). Variants are made when a fork pair first needs one and kept beside the tar, like the
-//! baselines, until the build changes.
+//! baselines, until the build changes. `run --baseline-bin B --layouts K` takes the links a user
+//! built (`B.link.tar` beside each binary); `harness ab` builds them itself.
 
 use crate::BadInput;
 use std::path::{Path, PathBuf};
@@ -81,11 +82,12 @@ pub(crate) fn relinkable(
     let failed = |what: String| BadInput(format!("--layouts: {who}: {what}"));
     std::fs::create_dir_all(home).map_err(|e| failed(format!("cannot create {}: {e}", home.display())))?;
     let tar = home.join("link.tar");
-    let arg = format!("link-arg=-Wl,--reproduce={}", tar.display());
     if !quiet {
         eprintln!("harness ab: building {who} once more so that its link can be rerun ({})", src.display());
     }
-    crate::ab::cargo_build(src, target, &["-C".into(), arg], quiet).map_err(failed)?;
+    let arg = format!("link-arg=-Wl,--reproduce={}", tar.display());
+    crate::ab::cargo_build(src, target, &["-C".into(), arg], quiet)
+        .map_err(|e| failed(format!("{e}: fix the build of {}", src.display())))?;
     if !tar.is_file() {
         return Err(failed(format!(
             "the linker wrote no {}: --layouts needs lld (rustc's default linker on x86_64 Linux since 1.90); if cargo found the build fresh, remove {} and try again",
@@ -93,8 +95,36 @@ pub(crate) fn relinkable(
             home.display()
         )));
     }
-    let link_dir = unpack(&tar, home).map_err(failed)?;
-    Ok(Relinkable { link_dir, dir: home.to_path_buf(), lld: find_lld(src).map_err(failed)? })
+    from_tar(&tar, home, src).map_err(failed)
+}
+
+/// The relinkable build of `binary` from the link lld wrote beside it (`BINARY.link.tar`), its
+/// variants kept in `BINARY.layouts/`: how `run --baseline-bin B --layouts K` finds both sides.
+pub(crate) fn beside(binary: &Path, who: &str) -> Result<Relinkable, BadInput> {
+    let name = |suffix: &str| {
+        let mut p = binary.as_os_str().to_owned();
+        p.push(suffix);
+        PathBuf::from(p)
+    };
+    let (tar, home) = (name(".link.tar"), name(".layouts"));
+    if !tar.is_file() {
+        return Err(BadInput(format!(
+            "--layouts: {who} {} has no {} beside it: build it with `cargo rustc --release -p harness --bin harness -- -C link-arg=-Wl,--reproduce=$PWD/{}` (then copy both), or use `harness ab REF --layouts K`, which does that itself",
+            binary.display(),
+            tar.display(),
+            tar.file_name().map_or(String::new(), |n| format!("target/release/{}", n.to_string_lossy()))
+        )));
+    }
+    std::fs::create_dir_all(&home)
+        .map_err(|e| BadInput(format!("--layouts: cannot create {}: {e}; choose a writable place", home.display())))?;
+    from_tar(&tar, &home, Path::new(".")).map_err(|e| BadInput(format!("--layouts: {who}: {e}")))
+}
+
+/// A relinkable build from its link `tar`, unpacked into `home`, relinked by the rust-lld of
+/// the toolchain that builds in `src`.
+fn from_tar(tar: &Path, home: &Path, src: &Path) -> Result<Relinkable, String> {
+    let link_dir = unpack(tar, home)?;
+    Ok(Relinkable { link_dir, dir: home.to_path_buf(), lld: find_lld(src)? })
 }
 
 /// Unpacks `tar` into `home/link` unless the unpacked copy is of this very tar (its size and

@@ -79,6 +79,22 @@ fn bad_input_is_one_line_exit_2_and_measures_nothing() {
     refused(&["run", "--bogus"], "--bogus");
     refused(&["run", "--instr-ops", "5"], "the following required arguments were not provided: --instructions");
     refused(&["export", "r.json", "--format", "xml"], "[possible values: jmh, bmf, csv, markdown, gab]");
+    refused(&["run", "--layouts", "2"], "--layouts 2 spreads the fork pairs of an A/B run");
+    refused(&["run", "--layouts", "1"], "must be at least 2");
+}
+
+#[test]
+fn layouts_of_a_binary_without_its_link_are_refused_with_the_recipe() {
+    let me = assert_cmd::cargo::cargo_bin("harness");
+    let me = me.to_str().unwrap();
+    refused(
+        &["run", "smoke", "-f", "^baseline/noop$", "--baseline-bin", me, "--layouts", "2"],
+        "harness.link.tar beside it",
+    );
+    refused(
+        &["run", "smoke", "--baseline-bin", me, "--layouts", "3", "--forks", "auto", "--max-forks", "4"],
+        "--layouts 3 with --forks auto",
+    );
 }
 
 #[test]

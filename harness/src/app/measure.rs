@@ -59,7 +59,25 @@ fn forks(args: &RunArgs, ab: bool) -> Result<(u32, Option<Sequential>), BadInput
     }
 }
 
-/// `ab --layouts K`: with `--forks auto`, every look must test pairs that ran layouts of their
+/// The layout variants of an A/B run: those `harness ab` prepared, else (`run --baseline-bin B
+/// --layouts K`) the links beside both binaries.
+fn layout_variants(args: &RunArgs, prepared: Option<Variants>) -> Result<Option<Variants>, BadInput> {
+    let (Some(count), None) = (args.layouts, &prepared) else { return Ok(prepared) };
+    let Some(baseline) = &args.baseline_bin else {
+        return Err(BadInput(format!(
+            "--layouts {count} spreads the fork pairs of an A/B run over code layouts: use `harness ab REF --layouts {count}`, or add --baseline-bin PATH"
+        )));
+    };
+    check_layouts(args, count)?;
+    let current = std::env::current_exe().map_err(|e| BadInput(format!("--layouts: cannot find this binary: {e}")))?;
+    Ok(Some(Variants {
+        count,
+        baseline: crate::layouts::beside(baseline, "the baseline")?,
+        current: crate::layouts::beside(&current, "this build")?,
+    }))
+}
+
+/// `--layouts K`: with `--forks auto`, every look must test pairs that ran layouts of their
 /// own (the sequential plan's level holds for independent pairs), so K covers the budget.
 pub(super) fn check_layouts(args: &RunArgs, layouts: u32) -> Result<(), BadInput> {
     match forks(args, true)? {
@@ -168,7 +186,7 @@ fn with_threads(cases: Vec<Case>, threads: &[u32]) -> Result<Vec<Case>, BadInput
 }
 
 /// `harness run`: selects and checks everything, then measures; the exit code says how it went.
-pub(super) fn run_benchmarks(args: &RunArgs, layouts: Option<Variants>) -> anyhow::Result<ExitCode> {
+pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyhow::Result<ExitCode> {
     let Selected { config, name: config_name, params, cases } = super::select(&args.select)?;
     let cases = with_threads(cases, &args.threads)?;
     crate::preflight::check_urls(&cases, &args.database_url)?;
@@ -183,6 +201,7 @@ pub(super) fn run_benchmarks(args: &RunArgs, layouts: Option<Variants>) -> anyho
         pin.check_available().map_err(BadInput)?;
     }
     let instructions = instruction_settings(args)?;
+    let layouts = layout_variants(args, prepared)?;
     let layout_check = layout_check(args);
     let stop = stop_on_signals()?;
     let forks_per_case = u64::from(settings.forks) * if baseline.is_some() { 2 } else { 1 }

@@ -233,7 +233,7 @@ fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    if let Some(k) = args.layouts {
+    if let Some(k) = args.run.layouts {
         measure::check_layouts(&args.run, k)?;
     }
     let baseline = crate::ab::prepare(&args.rev, args.run.quiet)?;
@@ -247,8 +247,8 @@ fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
             "warning: this build (the candidate) was made from uncommitted changes; its report records dirty: true"
         );
     }
-    let layouts = match args.layouts {
-        Some(count) => Some(layout_variants(count, &baseline, args.run.quiet)?),
+    let layouts = match args.run.layouts {
+        Some(count) => Some(build_layout_variants(count, &baseline, args.run.quiet)?),
         None => None,
     };
     args.run.baseline_bin = Some(baseline.binary);
@@ -257,7 +257,7 @@ fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
 
 /// `ab --layouts K`: both builds made relinkable (the baseline in its worktree, the candidate
 /// from the working tree), their dependencies shared in the baselines' target directory.
-fn layout_variants(
+fn build_layout_variants(
     count: u32,
     baseline: &crate::ab::BaselineRev,
     quiet: bool,
