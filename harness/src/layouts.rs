@@ -69,6 +69,15 @@ impl Relinkable {
     }
 }
 
+/// When [`relinkable`] asks cargo again for a link it already has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rebuild {
+    /// A commit's link: made once, kept.
+    Never,
+    /// A working tree's: cargo checks every time (a second or two when nothing changed).
+    WhenChanged,
+}
+
 /// Builds the harness of the workspace in `src` into `target` so that its link can be rerun,
 /// and unpacks that link into `home` (again only when the build changed); `who` names the side
 /// in errors.
@@ -77,22 +86,30 @@ pub(crate) fn relinkable(
     target: &Path,
     home: &Path,
     who: &str,
+    rebuild: Rebuild,
     quiet: bool,
 ) -> Result<Relinkable, BadInput> {
     let failed = |what: String| BadInput(format!("--layouts: {who}: {what}"));
     std::fs::create_dir_all(home).map_err(|e| failed(format!("cannot create {}: {e}", home.display())))?;
-    let tar = home.join("link.tar");
-    if !quiet {
-        eprintln!("harness ab: building {who} once more so that its link can be rerun ({})", src.display());
+    let (tar, written) = (home.join("link.tar"), home.join("link.tar.partial"));
+    if rebuild == Rebuild::WhenChanged || !tar.is_file() {
+        if !quiet {
+            eprintln!("harness ab: building {who} so that its link can be rerun ({})", src.display());
+        }
+        // The linker writes the tar as the build links (not at all when cargo finds it fresh):
+        // it becomes the link only once the build succeeded, so an interrupted one leaves none.
+        let arg = format!("link-arg=-Wl,--reproduce={}", written.display());
+        crate::ab::cargo_build(src, target, &["-C".into(), arg], quiet)
+            .map_err(|e| failed(format!("{e}: fix the build of {}", src.display())))?;
+        if written.is_file() {
+            std::fs::rename(&written, &tar).map_err(|e| failed(format!("cannot keep {}: {e}", tar.display())))?;
+        }
     }
-    let arg = format!("link-arg=-Wl,--reproduce={}", tar.display());
-    crate::ab::cargo_build(src, target, &["-C".into(), arg], quiet)
-        .map_err(|e| failed(format!("{e}: fix the build of {}", src.display())))?;
     if !tar.is_file() {
         return Err(failed(format!(
-            "the linker wrote no {}: --layouts needs lld (rustc's default linker on x86_64 Linux since 1.90); if cargo found the build fresh, remove {} and try again",
-            tar.display(),
-            home.display()
+            "the linker wrote no {}: --layouts needs lld (rustc's default linker on x86_64 Linux since 1.90); if the build was fresh, remove {} and try again",
+            written.display(),
+            target.display()
         )));
     }
     from_tar(&tar, home, src).map_err(failed)

@@ -255,27 +255,32 @@ fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
     measure::run_benchmarks(&args.run, layouts)
 }
 
-/// `ab --layouts K`: both builds made relinkable (the baseline in its worktree, the candidate
-/// from the working tree), their dependencies shared in the baselines' target directory.
+/// `ab --layouts K`: both builds made relinkable. The baseline's link is made once per commit in
+/// its worktree (a commit never changes); the candidate's from the working tree, in a target
+/// directory of its own (cargo gives two checkouts of one workspace the same artifact names, so
+/// sharing the baselines' would rebuild both every time).
 fn build_layout_variants(
     count: u32,
     baseline: &crate::ab::BaselineRev,
     quiet: bool,
 ) -> Result<crate::layouts::Variants, BadInput> {
-    let target = baseline.root.join("target/harness/baselines/target");
     let short = &baseline.commit[..baseline.commit.len().min(12)];
+    let home = baseline.dir.join("layouts");
     let base = crate::layouts::relinkable(
         &baseline.dir.join("src"),
-        &target,
-        &baseline.dir.join("layouts"),
+        &baseline.root.join("target/harness/baselines/target"),
+        &home,
         &format!("the baseline ({short})"),
+        crate::layouts::Rebuild::Never,
         quiet,
     )?;
+    let layouts = baseline.root.join("target/harness/layouts");
     let current = crate::layouts::relinkable(
         &baseline.root,
-        &target,
-        &baseline.root.join("target/harness/layouts/current"),
+        &layouts.join("target"),
+        &layouts.join("current"),
         "this build (the working tree)",
+        crate::layouts::Rebuild::WhenChanged,
         quiet,
     )?;
     Ok(crate::layouts::Variants { count, baseline: base, current })
