@@ -204,8 +204,8 @@ pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyh
     let layouts = layout_variants(args, prepared)?;
     let layout_check = layout_check(args);
     let stop = stop_on_signals()?;
-    let forks_per_case = u64::from(settings.forks) * if baseline.is_some() { 2 } else { 1 }
-        + instructions.as_ref().map_or(0, |i| u64::from(i.forks));
+    let sides = if baseline.is_some() { 2 } else { 1 };
+    let forks_per_case = (u64::from(settings.forks) + instructions.as_ref().map_or(0, |i| u64::from(i.forks))) * sides;
     let progress = Progress::new(args.quiet, cases.len() as u64 * forks_per_case);
     let run_settings = RunSettings {
         params: params.iter().map(|p| p.raw.clone()).collect(),
