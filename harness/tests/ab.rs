@@ -37,6 +37,37 @@ const RUN: [&str; 12] = [
     "--quiet",
 ];
 
+/// `--layouts 2`: both builds relinked with their code shuffled, fork pair j on variant
+/// `j mod 2 + 1` of both; the variants are kept for the next call; too few layouts for
+/// `--forks auto` are refused before anything is built.
+fn layouts_are_relinked_and_kept(clone: &Path, kept: &Path, report: &Path) {
+    let layouts = ab(clone, &[&["HEAD~1", "--layouts", "2", "--layout-check", "off"][..], &RUN].concat(), report);
+    let err = String::from_utf8_lossy(&layouts.stderr);
+    assert_eq!(code(&layouts), 0, "{err}");
+    let r = read_report(report);
+    assert_eq!(r["meta"]["settings"]["layouts"], 2);
+    let b = &r["benchmarks"][0];
+    for side in ["forks", "baseline_forks"] {
+        let seeds: Vec<_> = b[side].as_array().unwrap().iter().map(|f| f["layout"].as_u64()).collect();
+        assert_eq!(seeds, [Some(1), Some(2)], "{side}: {b}");
+    }
+    let home = kept.parent().unwrap().join("layouts");
+    for dir in [home, clone.join("target/harness/layouts/current")] {
+        assert!(
+            dir.join("variant-1").is_file() && dir.join("variant-2").is_file(),
+            "variants kept in {}",
+            dir.display()
+        );
+    }
+    let text = String::from_utf8_lossy(&layouts.stdout);
+    assert!(text.contains("Code layout as a random effect (--layouts 2)"), "{text}");
+    // --forks auto needs a layout per look: refused before anything is built.
+    let few = ab(clone, &["HEAD~1", "smoke", "--layouts", "3", "--forks", "auto", "--max-forks", "6"], report);
+    let err = String::from_utf8_lossy(&few.stderr);
+    assert_eq!((code(&few), err.lines().count()), (2, 1), "{err}");
+    assert!(err.contains("--layouts 3 with --forks auto"), "{err}");
+}
+
 #[test]
 fn ab_builds_a_ref_once_reuses_it_and_refuses_bad_refs_and_broken_builds() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
@@ -68,33 +99,7 @@ fn ab_builds_a_ref_once_reuses_it_and_refuses_bad_refs_and_broken_builds() {
     let r = read_report(&report);
     assert_eq!(r["meta"]["baseline"]["git"]["commit"], parent.as_str(), "the second call reuses the build");
 
-    // --layouts 2: both builds relinked with their code shuffled, fork pair j on variant j mod 2
-    // + 1 of both; the variants are kept for the next call.
-    let layouts = ab(&clone, &[&["HEAD~1", "--layouts", "2", "--layout-check", "off"][..], &RUN].concat(), &report);
-    let err = String::from_utf8_lossy(&layouts.stderr);
-    assert_eq!(code(&layouts), 0, "{err}");
-    let r = read_report(&report);
-    assert_eq!(r["meta"]["settings"]["layouts"], 2);
-    let b = &r["benchmarks"][0];
-    for side in ["forks", "baseline_forks"] {
-        let seeds: Vec<_> = b[side].as_array().unwrap().iter().map(|f| f["layout"].as_u64()).collect();
-        assert_eq!(seeds, [Some(1), Some(2)], "{side}: {b}");
-    }
-    let home = kept.parent().unwrap().join("layouts");
-    for dir in [home, clone.join("target/harness/layouts/current")] {
-        assert!(
-            dir.join("variant-1").is_file() && dir.join("variant-2").is_file(),
-            "variants kept in {}",
-            dir.display()
-        );
-    }
-    let text = String::from_utf8_lossy(&layouts.stdout);
-    assert!(text.contains("Code layout as a random effect (--layouts 2)"), "{text}");
-    // --forks auto needs a layout per look: refused before anything is built.
-    let few = ab(&clone, &["HEAD~1", "smoke", "--layouts", "3", "--forks", "auto", "--max-forks", "6"], &report);
-    let err = String::from_utf8_lossy(&few.stderr);
-    assert_eq!((code(&few), err.lines().count()), (2, 1), "{err}");
-    assert!(err.contains("--layouts 3 with --forks auto"), "{err}");
+    layouts_are_relinked_and_kept(&clone, &kept, &report);
 
     // Provenance: the kept binary, run after its source checkout moved to another commit, still
     // names the commit it was built from, records the checkout it found, and warns.

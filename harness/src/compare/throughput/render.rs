@@ -88,17 +88,7 @@ pub(crate) fn legend(c: &Comparison) -> String {
             c.options.alpha
         ),
     };
-    if let Some(k) = c.layouts {
-        out.push_str(&format!(
-            "Code layout as a random effect (--layouts {k}): each build ran {k} variants relinked with their code sections shuffled, fork pair j on variant j mod {k} of both; the test's unit is the variant (the geometric mean of its pairs), so a verdict holds across layouts, not for one lucky pair of binaries.\n"
-        ));
-    }
-    if counted_instructions(c) {
-        out.push_str(&format!(
-            "instr new/base: instructions per op of the two builds, counted under callgrind for the decided cases. `(same instructions: layout?)`: they agree within {}%, so the time moved while the work did not: likely where the code landed (or a data layout), not what it does; `harness ab REF --layouts K` decides whether it holds across layouts.\n",
-            super::SAME_INSTRUCTIONS * 100.0
-        ));
-    }
+    out.push_str(&layout_legend(c));
     let too_few = c.rows.iter().filter(|r| r.verdict == Verdict::TooFewForks).count();
     if too_few > 0 {
         let what = if c.paired {
@@ -128,6 +118,23 @@ pub(crate) fn legend(c: &Comparison) -> String {
     }
     if c.sampled {
         out.push_str("Latency percentiles (--mode sample) are not compared: these verdicts are on throughput.\n");
+    }
+    out
+}
+
+/// What the legend says of code layouts: the variants the pairs ran, and the instruction label.
+fn layout_legend(c: &Comparison) -> String {
+    let mut out = String::new();
+    if let Some(k) = c.layouts {
+        out.push_str(&format!(
+            "Code layout as a random effect (--layouts {k}): each build ran {k} variants relinked with their code sections shuffled, fork pair j on variant j mod {k} of both; the test's unit is the variant (the geometric mean of its pairs), so a verdict holds across layouts, not for one lucky pair of binaries.\n"
+        ));
+    }
+    if counted_instructions(c) {
+        out.push_str(&format!(
+            "instr new/base: instructions per op of the two builds, counted under callgrind for the decided cases. `(same instructions: layout?)`: they agree within {}%, so the time moved while the work did not: likely where the code landed (or a data layout), not what it does; `harness ab REF --layouts K` decides whether it holds across layouts.\n",
+            super::SAME_INSTRUCTIONS * 100.0
+        ));
     }
     out
 }
