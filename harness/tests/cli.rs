@@ -92,7 +92,7 @@ fn layouts_of_a_binary_without_its_link_are_refused_with_the_recipe() {
         "harness.link.tar beside it",
     );
     refused(
-        &["run", "smoke", "--baseline-bin", me, "--layouts", "3", "--forks", "auto", "--max-forks", "4"],
+        &["run", "smoke", "--baseline-bin", me, "--layouts", "3", "--forks", "auto", "--max-forks", "6"],
         "--layouts 3 with --forks auto",
     );
 }
