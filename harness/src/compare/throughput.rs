@@ -176,6 +176,19 @@ pub(crate) struct Row {
     pub verdict: Verdict,
 }
 
+impl Row {
+    /// A row with only the test's own fields: no runs, fork pairs or instruction counts.
+    fn tested(
+        label: String,
+        sides: (Option<f64>, Option<f64>),
+        test: Option<ForkTest>,
+        forks: (usize, usize),
+        verdict: Verdict,
+    ) -> Row {
+        Row { label, base: sides.0, new: sides.1, test, forks, runs: None, pairs: vec![], instructions: None, verdict }
+    }
+}
+
 /// A whole comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Comparison {
@@ -335,17 +348,7 @@ pub(crate) fn compare_case(label: String, base: &[Fork], new: &[Fork], options: 
     let test = welch(&values(&b), &values(&n), 1.0 - level);
     let forks = (b.len(), n.len());
     let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, forks);
-    Row {
-        label,
-        base: geometric_mean(&b),
-        new: geometric_mean(&n),
-        test,
-        forks,
-        runs: None,
-        pairs: vec![],
-        instructions: None,
-        verdict,
-    }
+    Row::tested(label, (geometric_mean(&b), geometric_mean(&n)), test, forks, verdict)
 }
 
 /// Compares one case of several separate runs per side: Welch's t on each run's log geometric
@@ -361,17 +364,8 @@ pub(crate) fn compare_runs(label: String, base: &[&Benchmark], new: &[&Benchmark
     let runs = (b.len(), n.len());
     let verdict = verdict(test.as_ref(), options.alpha, options.noise_band_pct / 100.0, runs);
     let (base_mean, new_mean) = (geometric_mean_of(b.into_iter()), geometric_mean_of(n.into_iter()));
-    Row {
-        label,
-        base: base_mean,
-        new: new_mean,
-        test,
-        forks: (ok_forks(&base_medians), ok_forks(&new_medians)),
-        runs: Some(runs),
-        pairs: vec![],
-        instructions: None,
-        verdict,
-    }
+    let forks = (ok_forks(&base_medians), ok_forks(&new_medians));
+    Row { runs: Some(runs), ..Row::tested(label, (base_mean, new_mean), test, forks, verdict) }
 }
 
 /// Compares one case of an A/B run (paired t on the log ratio of each fork pair, or of each
@@ -383,17 +377,7 @@ pub(crate) fn compare_pairs(label: String, base: &[Fork], new: &[Fork], options:
     let forks = (b.len(), n.len());
     let units = if pairs.is_empty() { (forks.0.min(1), forks.1.min(1)) } else { forks };
     let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, units);
-    Row {
-        label,
-        base: geometric_mean(&b),
-        new: geometric_mean(&n),
-        test,
-        forks,
-        runs: None,
-        pairs,
-        instructions: None,
-        verdict,
-    }
+    Row { pairs, ..Row::tested(label, (geometric_mean(&b), geometric_mean(&n)), test, forks, verdict) }
 }
 
 /// Compares one case of an A/B report: [`compare_pairs`], its verdict labelled by the two
@@ -443,17 +427,7 @@ pub(crate) fn compare(base: &[Report], new: &[Report], options: Options) -> Comp
 fn absent(label: String, base: Option<&Benchmark>, new: Option<&Benchmark>) -> Row {
     let verdict = if base.is_some() { Verdict::Missing } else { Verdict::Extra };
     let mean = |c: Option<&Benchmark>| c.and_then(|c| c.score.as_ref()).map(|s| s.mean);
-    Row {
-        label,
-        base: mean(base),
-        new: mean(new),
-        test: None,
-        forks: (0, 0),
-        runs: None,
-        pairs: vec![],
-        instructions: None,
-        verdict,
-    }
+    Row::tested(label, (mean(base), mean(new)), None, (0, 0), verdict)
 }
 
 /// new/base of the drift canary: the geometric mean of each side's runs (every run must have one).

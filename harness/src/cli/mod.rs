@@ -3,6 +3,12 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
+use values::{
+    at_least_one, at_least_one_u64, at_least_two, count, duration, fork_count, percentage, positive_percentage,
+    probability, thread_count,
+};
+
+mod values;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -385,21 +391,6 @@ pub struct EnvArgs {
     pub json: bool,
 }
 
-fn count(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<i64>() {
-        Ok(v) if v < 0 => Err("must not be negative".into()),
-        Ok(v) => u32::try_from(v).map_err(|_| "is too large".into()),
-        Err(_) => Err("expected a whole number".into()),
-    }
-}
-
-fn at_least_one(s: &str) -> Result<u32, String> {
-    match count(s)? {
-        0 => Err("must be at least 1".into()),
-        n => Ok(n),
-    }
-}
-
 /// `--interleave`: what alternates between the two builds of an A/B run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Interleave {
@@ -418,35 +409,6 @@ pub enum ForkCount {
     Auto,
 }
 
-fn fork_count(s: &str) -> Result<ForkCount, String> {
-    if s.trim().eq_ignore_ascii_case("auto") {
-        return Ok(ForkCount::Auto);
-    }
-    at_least_one(s).map(ForkCount::Fixed).map_err(|e| format!("{e}, or `auto`"))
-}
-
-fn at_least_two(s: &str) -> Result<u32, String> {
-    match count(s)? {
-        0 | 1 => Err("must be at least 2 (a paired test needs two pairs)".into()),
-        n => Ok(n),
-    }
-}
-
-fn at_least_one_u64(s: &str) -> Result<u64, String> {
-    match s.trim().parse::<i128>() {
-        Ok(v) if v < 1 => Err("must be at least 1".into()),
-        Ok(v) => u64::try_from(v).map_err(|_| "is too large".into()),
-        Err(_) => Err("expected a whole number".into()),
-    }
-}
-
-fn percentage(s: &str) -> Result<f64, String> {
-    match s.trim().trim_end_matches('%').parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err("expected a percentage of 0 or more, e.g. 1 or 0.5".into()),
-    }
-}
-
 /// What a timed fork measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
@@ -456,39 +418,9 @@ pub enum Mode {
     Sample,
 }
 
-fn thread_count(s: &str) -> Result<u32, String> {
-    match count(s)? {
-        0 => Err("must be at least 1".into()),
-        n if n > 1024 => Err("must be at most 1024".into()),
-        n => Ok(n),
-    }
-}
-
-fn positive_percentage(s: &str) -> Result<f64, String> {
-    match percentage(s)? {
-        0.0 => Err("must be more than 0".into()),
-        v => Ok(v),
-    }
-}
-
-fn probability(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
-        _ => Err("expected a probability between 0 and 1, e.g. 0.05".into()),
-    }
-}
-
-fn duration(s: &str) -> Result<Duration, String> {
-    match humantime::parse_duration(s.trim()) {
-        Ok(d) if d.is_zero() => Err("must be longer than zero".into()),
-        Ok(d) => Ok(d),
-        Err(_) => Err("expected a duration such as 500ms, 2s or 1m".into()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::Cli;
     use clap::CommandFactory;
 
     #[test]
@@ -502,16 +434,5 @@ mod tests {
         for c in crate::plan::CONFIGURATIONS {
             assert!(help.contains(&format!("{:<7}{}", c.name, c.about)), "{} missing from:\n{help}", c.name);
         }
-    }
-
-    #[test]
-    fn value_parsers_explain_the_fix() {
-        assert_eq!(at_least_one("0").unwrap_err(), "must be at least 1");
-        assert_eq!(at_least_one("-2").unwrap_err(), "must not be negative");
-        assert_eq!(count("x").unwrap_err(), "expected a whole number");
-        assert_eq!(count("0").unwrap(), 0);
-        assert_eq!(duration("250ms").unwrap(), Duration::from_millis(250));
-        assert_eq!(duration("1x").unwrap_err(), "expected a duration such as 500ms, 2s or 1m");
-        assert!(duration("0s").is_err());
     }
 }
