@@ -17,12 +17,17 @@ const TREND_MIN_DRIFT: f64 = 0.005;
 const WITHIN_CV_HIGH: f64 = 0.02;
 /// Share of the variance between forks above which more forks are the fix.
 const BETWEEN_SHARE_HIGH: f64 = 0.5;
+/// More forks than this to reach the precision is out of reach: the default budget of
+/// `--forks auto`, past which the advice names cheaper ways to a decision.
+const REACHABLE_FORKS: u32 = 30;
 
 /// What to change, most important first.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Advice {
     /// Run more forks (the number needed, when it can be estimated).
     AddForks(Option<u32>),
+    /// The precision needs more forks than [`REACHABLE_FORKS`]: the cheaper ways to a decision.
+    OutOfReach(Reach),
     /// Throughput still rises across iterations.
     AddWarmup,
     /// Throughput falls across iterations.
@@ -41,6 +46,7 @@ impl Advice {
         match self {
             Advice::AddForks(Some(n)) => format!("add forks (--forks {n})"),
             Advice::AddForks(None) => "add forks (--forks 3 or more: one fork hides fork-to-fork variation)".into(),
+            Advice::OutOfReach(r) => r.text(),
             Advice::AddWarmup => "add warmup (throughput still rises across iterations)".into(),
             Advice::Drifting => {
                 "throughput falls across iterations: state grows or the machine slows; check the workload".into()
@@ -49,6 +55,60 @@ impl Advice {
             Advice::QuietMachine(n) => format!("quiet the machine or --pin: {n} outlier iteration(s)"),
             Advice::Ok => "ok".into(),
         }
+    }
+}
+
+/// What reaching the precision would take, and the cheaper ways to decide a change.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Reach {
+    /// Forks the precision needs.
+    pub forks: u32,
+    /// The precision (a fraction).
+    pub precision: f64,
+    /// Wall seconds of one of this run's forks (median).
+    pub fork_secs: f64,
+    /// Wall seconds of a fork at the A/B defaults: this run's start-up and setup, plus the
+    /// defaults' iterations.
+    pub short_fork_secs: f64,
+}
+
+impl Reach {
+    /// From the case's forks: their wall time, less the iterations they planned, is what every
+    /// fork pays however short its iterations.
+    fn of(b: &Benchmark, forks: u32, precision: f64) -> Option<Reach> {
+        let mut walls: Vec<f64> =
+            b.forks.iter().filter(|f| f.is_ok_timed() && f.wall_nanos > 0).map(|f| f.wall_nanos as f64 / 1e9).collect();
+        walls.sort_by(f64::total_cmp);
+        let fork_secs = *walls.get(walls.len() / 2)?;
+        let planned = |warmups: u32, warmup: f64, iterations: u32, time: f64| {
+            f64::from(warmups) * warmup + f64::from(iterations) * time
+        };
+        let s = &b.settings;
+        let overhead = (fork_secs
+            - planned(s.warmup_iterations, s.warmup_nanos as f64 / 1e9, s.iterations, s.iteration_nanos as f64 / 1e9))
+        .max(0.0);
+        let a = crate::plan::AB_DEFAULTS;
+        let secs = |d: Option<std::time::Duration>| d.map_or(0.0, |d| d.as_secs_f64());
+        let short =
+            planned(a.warmup_iterations.unwrap_or(1), secs(a.warmup_time), a.iterations.unwrap_or(1), secs(a.time));
+        Some(Reach { forks, precision, fork_secs, short_fork_secs: overhead + short })
+    }
+
+    /// `±1% needs --forks 1332 (1h 32m …; 10m at …): to decide a change sooner, …`.
+    fn text(&self) -> String {
+        let time = |secs: f64| humantime::format_duration(std::time::Duration::from_secs(secs.round().max(1.0) as u64));
+        let n = f64::from(self.forks);
+        let pairs = f64::from(REACHABLE_FORKS);
+        format!(
+            "±{}% needs --forks {} ({} at {:.1}s a fork; {} with the A/B defaults' {:.2}s forks): out of reach; to decide a change sooner, `harness ab REF --forks auto` tests fork pairs run side by side (at most {REACHABLE_FORKS} pairs, ~{}), or count the work, which does not vary: --instructions (the client's)",
+            self.precision * 100.0,
+            self.forks,
+            time(n * self.fork_secs),
+            self.fork_secs,
+            time(n * self.short_fork_secs),
+            self.short_fork_secs,
+            time(2.0 * pairs * self.short_fork_secs),
+        )
     }
 }
 
@@ -100,25 +160,28 @@ fn implausible(floor: Option<u64>, per_op_nanos: f64) -> Option<String> {
     }
 }
 
-/// What to change, from the case's spread: more forks, warmup, longer iterations, a quieter
-/// machine; `Ok` when nothing.
+/// What to change, from the case's spread: more forks (`needed`: how many, and what that
+/// would take), warmup, longer iterations, a quieter machine; `Ok` when nothing.
 fn advice(
     groups: &[Vec<f64>],
     mean: f64,
     cv: Option<f64>,
     split: Option<spread::VarianceSplit>,
-    forks_needed: Option<u32>,
+    needed: Option<(u32, Option<Reach>)>,
     trend: Option<spread::Trend>,
     outliers: usize,
 ) -> Vec<Advice> {
     let mut advice = vec![];
     if groups.len() < 2 {
         advice.push(Advice::AddForks(None));
-    } else if let (Some(sp), Some(n)) = (split, forks_needed)
+    } else if let (Some(sp), Some((n, reach))) = (split, needed)
         && sp.between_share() > BETWEEN_SHARE_HIGH
         && n as usize > groups.len()
     {
-        advice.push(Advice::AddForks(Some(n)));
+        advice.push(match reach {
+            Some(r) if n > REACHABLE_FORKS => Advice::OutOfReach(r),
+            _ => Advice::AddForks(Some(n)),
+        });
     }
     if let Some(t) = trend {
         let per_fork = groups.iter().map(Vec::len).max().unwrap_or(1).saturating_sub(1) as f64;
@@ -156,7 +219,8 @@ pub(crate) fn diagnose(b: &Benchmark, precision: f64) -> Option<CaseNoise> {
     let fork_means: Vec<f64> = groups.iter().map(|g| g.iter().sum::<f64>() / g.len() as f64).collect();
     let forks_needed = spread::forks_needed(&fork_means, precision, 0.95);
     let implausible = implausible(b.op_floor_nanos, 1e9 / s.mean);
-    let advice = advice(&groups, s.mean, cv, split, forks_needed, trend, outliers);
+    let needed = forks_needed.map(|n| (n, Reach::of(b, n, precision)));
+    let advice = advice(&groups, s.mean, cv, split, needed, trend, outliers);
     let oversubscribed = b.concurrency.as_ref().filter(|c| c.count as usize > c.cores).map(|c| {
         format!(
             "{} {} on {} cores measure contention, not parallelism",
@@ -290,6 +354,35 @@ mod tests {
         assert!(n.split.unwrap().between_share() > 0.95);
         assert!(matches!(n.advice[0], Advice::AddForks(Some(k)) if k > 3), "{:?}", n.advice);
         assert!(!n.advice.contains(&Advice::AddWarmup), "no trend within forks: {:?}", n.advice);
+    }
+
+    #[test]
+    fn a_precision_out_of_reach_names_the_cheaper_ways_with_their_time() {
+        // Fork means 100, 110, 95: ±1% needs far more than 30 forks.
+        let mut b = timed("bimodal", &[&[100.0, 100.2, 99.9], &[110.0, 110.1, 109.8], &[95.0, 95.2, 94.9]]);
+        b.settings = crate::report::CaseSettings {
+            warmup_iterations: 1,
+            warmup_nanos: 1_000_000_000,
+            iterations: 3,
+            iteration_nanos: 1_000_000_000,
+            ..b.settings
+        };
+        for f in &mut b.forks {
+            f.wall_nanos = 4_200_000_000;
+        }
+        let n = diagnose(&b, 0.01).unwrap();
+        let Advice::OutOfReach(r) = &n.advice[0] else { panic!("{:?}", n.advice) };
+        assert!(r.forks > REACHABLE_FORKS && Some(r.forks) == n.forks_needed, "{r:?}");
+        // 0.2 s of start-up and setup on top of the 4 s planned: 0.5 s at the A/B defaults.
+        assert!((r.fork_secs - 4.2).abs() < 1e-9 && (r.short_fork_secs - 0.5).abs() < 1e-9, "{r:?}");
+        let text = r.text();
+        assert!(text.starts_with(&format!("±1% needs --forks {} (", r.forks)), "{text}");
+        assert!(text.contains("at 4.2s a fork") && text.contains("A/B defaults' 0.50s forks"), "{text}");
+        // 30 pairs of two 0.5 s forks.
+        assert!(text.contains("at most 30 pairs, ~30s)") && text.contains("--instructions"), "{text}");
+        // Within reach: plain more forks.
+        let near = timed("near", &[&[100.0, 100.1], &[101.0, 101.1], &[100.4, 100.5]]);
+        assert!(matches!(diagnose(&near, 0.01).unwrap().advice[0], Advice::AddForks(Some(k)) if k <= REACHABLE_FORKS));
     }
 
     #[test]

@@ -52,6 +52,18 @@ pub(crate) const DEFAULT_ITERATIONS: u32 = 3;
 /// Default iteration time (warmup and measured).
 pub(crate) const DEFAULT_TIME: Duration = Duration::from_secs(1);
 
+/// What an A/B run (`--baseline-bin`, `harness ab`) uses where neither a flag nor the
+/// configuration sets it: one 50 ms warmup, ten measured iterations of 25 ms. The test's unit is
+/// the fork (pair), so long iterations buy little; short forks reach a decision in fewer
+/// seconds at the same error rates (`scripts/calibrate --only timing`, reports/calibration.md).
+pub(crate) const AB_DEFAULTS: SettingDefaults = SettingDefaults {
+    warmup_iterations: Some(1),
+    warmup_time: Some(Duration::from_millis(50)),
+    iterations: Some(10),
+    time: Some(Duration::from_millis(25)),
+    fork_timeout: None,
+};
+
 const ALL_GROUPS: &[&str] = &["baseline", "sql", "orm", "ids", "cache", "redis"];
 
 /// Every configuration.

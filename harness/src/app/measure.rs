@@ -88,13 +88,17 @@ pub(super) fn check_layouts(args: &RunArgs, layouts: u32) -> Result<(), BadInput
     }
 }
 
-/// Resolves settings: flag (or HARNESS_* env) first, then the configuration, then release defaults.
-fn settings(args: &RunArgs, config: &Configuration, forks: u32) -> CaseSettings {
+/// Resolves settings: flag (or HARNESS_* env) first, then the configuration, then (A/B runs)
+/// [`plan::AB_DEFAULTS`], then the release defaults. An iteration time given by flag or
+/// configuration is also the warmup's unless that is given too.
+fn settings(args: &RunArgs, config: &Configuration, forks: u32, ab: bool) -> CaseSettings {
     let d = &config.defaults;
-    let time = args.time.or(d.time).unwrap_or(plan::DEFAULT_TIME);
-    let warmup_time = args.warmup_time.or(d.warmup_time).unwrap_or(time);
-    let warmup_iterations = args.warmup.or(d.warmup_iterations).unwrap_or(plan::DEFAULT_WARMUP);
-    let iterations = args.iterations.or(d.iterations).unwrap_or(plan::DEFAULT_ITERATIONS);
+    let a = if ab { plan::AB_DEFAULTS } else { plan::SettingDefaults::default() };
+    let given_time = args.time.or(d.time);
+    let time = given_time.or(a.time).unwrap_or(plan::DEFAULT_TIME);
+    let warmup_time = args.warmup_time.or(d.warmup_time).or(given_time).or(a.warmup_time).unwrap_or(time);
+    let warmup_iterations = args.warmup.or(d.warmup_iterations).or(a.warmup_iterations).unwrap_or(plan::DEFAULT_WARMUP);
+    let iterations = args.iterations.or(d.iterations).or(a.iterations).unwrap_or(plan::DEFAULT_ITERATIONS);
     let planned = warmup_time * warmup_iterations + time * iterations;
     let fork_timeout = args.fork_timeout.or(d.fork_timeout).unwrap_or(Duration::from_secs(60) + planned * 3);
     CaseSettings {
@@ -191,7 +195,7 @@ pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyh
     let cases = with_threads(cases, &args.threads)?;
     crate::preflight::check_urls(&cases, &args.database_url)?;
     let (fork_count, sequential) = forks(args, args.baseline_bin.is_some())?;
-    let settings = settings(args, config, fork_count);
+    let settings = settings(args, config, fork_count, args.baseline_bin.is_some());
     let cases = shard_cases(cases, args.shard, &settings);
     let out = args.out.clone().unwrap_or_else(|| default_out(&config_name));
     write::check_writable(&out)

@@ -305,16 +305,18 @@ pub struct RunArgs {
     /// A/B runs: the false-alarm rate of the comparison (over all looks with --forks auto).
     #[arg(long, value_name = "ALPHA", default_value_t = 0.05, value_parser = probability)]
     pub alpha: f64,
-    /// Warmup iterations per fork, not scored [default: 1, or the configuration's].
+    /// Warmup iterations per fork, not scored [default: the configuration's, else 1].
     #[arg(long, env = "HARNESS_WARMUP", value_name = "N", value_parser = count, allow_negative_numbers = true)]
     pub warmup: Option<u32>,
-    /// Measured iterations per fork [default: 3, or the configuration's].
+    /// Measured iterations per fork [default: the configuration's, else 10 in A/B runs, 3 otherwise].
     #[arg(long, env = "HARNESS_ITERATIONS", value_name = "N", value_parser = at_least_one, allow_negative_numbers = true)]
     pub iterations: Option<u32>,
-    /// Duration of one measured iteration, e.g. 500ms, 2s [default: 1s, or the configuration's].
+    /// Duration of one measured iteration, e.g. 500ms, 2s [default: the configuration's, else 25ms
+    /// in A/B runs (the fork pair is the test's unit: short forks decide sooner), 1s otherwise].
     #[arg(long, env = "HARNESS_TIME", value_name = "DURATION", value_parser = duration)]
     pub time: Option<Duration>,
-    /// Duration of one warmup iteration [default: --time, or the configuration's].
+    /// Duration of one warmup iteration [default: the configuration's, else --time, else 50ms in
+    /// A/B runs, 1s otherwise].
     #[arg(long, env = "HARNESS_WARMUP_TIME", value_name = "DURATION", value_parser = duration)]
     pub warmup_time: Option<Duration>,
     /// Kill a fork still running after this long [default: 60s + 3 x its planned iteration time].

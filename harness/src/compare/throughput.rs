@@ -53,7 +53,8 @@ pub(crate) enum Verdict {
     LooksSlower,
     /// One run per side, whose forks' interval lies above the band.
     LooksFaster,
-    /// Not decided: the interval reaches both inside and past the band.
+    /// Not decided: the interval reaches both inside and past the band (`undecided`; more
+    /// pairs would tell). Its JSON token stays `no_change`.
     NoChange,
     /// Significant but within the band, or the whole interval lies within the band.
     WithinBand,
@@ -92,7 +93,7 @@ impl Verdict {
             Verdict::FasterSameInstructions => "FASTER (same instructions: layout?)".into(),
             Verdict::LooksSlower => "slower? (1 run each)".into(),
             Verdict::LooksFaster => "faster? (1 run each)".into(),
-            Verdict::NoChange => "no change".into(),
+            Verdict::NoChange => "undecided".into(),
             Verdict::WithinBand => format!("no change (within ±{band}%)"),
             Verdict::TooFewForks => "too few forks to tell".into(),
             Verdict::Missing => "missing in new".into(),
