@@ -48,6 +48,34 @@ impl Steps {
     }
 }
 
+/// What an undecided `--forks auto` case has left: the pairs it likely needs (from its interval,
+/// [`crate::stats::sequential::pairs_left`]) and at most (the budget), at its pace so far.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TimeLeft {
+    /// Pairs it likely needs.
+    pub pairs: usize,
+    /// Pairs the budget has left.
+    pub budget: usize,
+    /// Wall time of one pair so far.
+    pub per_pair: std::time::Duration,
+}
+
+impl std::fmt::Display for TimeLeft {
+    /// `about 3 more pairs (~2s), at most 25 (~17s)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let time = |pairs: usize| {
+            let secs = (self.per_pair.as_secs_f64() * pairs as f64).round() as u64;
+            humantime::format_duration(std::time::Duration::from_secs(secs.max(1)))
+        };
+        let s = if self.pairs == 1 { "" } else { "s" };
+        write!(f, "about {} more pair{s} (~{})", self.pairs, time(self.pairs))?;
+        if self.budget > self.pairs {
+            write!(f, ", at most {} (~{})", self.budget, time(self.budget))?;
+        }
+        Ok(())
+    }
+}
+
 /// Where progress goes.
 #[derive(Debug)]
 enum View {
@@ -102,15 +130,17 @@ impl Progress {
         self.view.fork_finished(label, fork, forks);
     }
 
-    /// `--forks auto`: where a case stands after `pairs` fork pairs.
+    /// `--forks auto`: where a case stands after `pairs` fork pairs, and (still undecided) the
+    /// time it has left.
     pub(crate) fn interval(
         &self,
         label: &str,
         pairs: usize,
         test: Option<&crate::stats::fork_test::ForkTest>,
         stop: Option<crate::stats::sequential::SequentialStop>,
+        left: &TimeLeft,
     ) {
-        self.view.interval(label, pairs, test, stop);
+        self.view.interval(label, pairs, test, stop, left);
     }
 
     /// A warning or failure, shown in every mode.
@@ -189,6 +219,7 @@ impl View {
         pairs: usize,
         test: Option<&crate::stats::fork_test::ForkTest>,
         stop: Option<crate::stats::sequential::SequentialStop>,
+        left: &TimeLeft,
     ) {
         use crate::stats::sequential::SequentialStop;
         let standing = match test {
@@ -196,10 +227,10 @@ impl View {
             None => "no interval yet".into(),
         };
         let what = match stop {
-            None => "adding a pair",
-            Some(SequentialStop::OutsideBand) => "decided: outside the noise band",
-            Some(SequentialStop::InsideBand) => "decided: inside the noise band",
-            Some(SequentialStop::BudgetSpent) => "budget spent, undecided",
+            None => format!("adding a pair; {left}"),
+            Some(SequentialStop::OutsideBand) => "decided: outside the noise band".into(),
+            Some(SequentialStop::InsideBand) => "decided: inside the noise band".into(),
+            Some(SequentialStop::BudgetSpent) => "budget spent, undecided".into(),
         };
         let line = format!("{label}: {pairs} pair(s), {standing}; {what}");
         match self {

@@ -161,6 +161,7 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
         record(report, fork, side);
     };
     let stopped = || ctx.stop.load(Ordering::SeqCst);
+    let started = std::time::Instant::now();
     for pair in 0..ctx.settings.forks {
         if ctx.lockstep && ctx.baseline_exe.is_some() {
             if stopped() {
@@ -183,16 +184,10 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
         if report.benchmarks.last().is_some_and(server_failed) {
             return Ok(());
         }
-        if let Some((plan, band)) = &ctx.sequential {
-            let b = report.benchmarks.last_mut().expect("entry exists");
-            let ratios = crate::compare::throughput::pair_units(&b.baseline_forks, &b.forks);
-            let (test, stop) = sequential::decide(&ratios, plan, *band);
-            progress.interval(&label, ratios.len(), test.as_ref(), stop);
-            if let Some(stop) = stop {
-                b.sequential_stop = Some(stop);
-                write::write_atomic(ctx.out, report)?;
-                break;
-            }
+        if let Some(stop) = look(report, ctx, progress, &label, started.elapsed() / (pair + 1)) {
+            report.benchmarks.last_mut().expect("entry exists").sequential_stop = Some(stop);
+            write::write_atomic(ctx.out, report)?;
+            break;
         }
     }
     let Some((instr, sides)) = instruction_forks(report, ctx) else { return Ok(()) };
@@ -209,6 +204,28 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
         }
     }
     Ok(())
+}
+
+/// `--forks auto`: the look after a fork pair of the last case, shown with the time the case
+/// likely has left at `per_pair`; whether (and why) to stop.
+fn look(
+    report: &Report,
+    ctx: &RunContext<'_>,
+    progress: &Progress,
+    label: &str,
+    per_pair: std::time::Duration,
+) -> Option<sequential::SequentialStop> {
+    let (plan, band) = ctx.sequential.as_ref()?;
+    let b = report.benchmarks.last()?;
+    let ratios = crate::compare::throughput::pair_units(&b.baseline_forks, &b.forks);
+    let (test, stop) = sequential::decide(&ratios, plan, *band);
+    let left = crate::progress::TimeLeft {
+        pairs: sequential::pairs_left(test.as_ref(), ratios.len(), plan, *band),
+        budget: plan.max_pairs.saturating_sub(ratios.len()),
+        per_pair,
+    };
+    progress.interval(label, ratios.len(), test.as_ref(), stop, &left);
+    stop
 }
 
 /// The instruction forks the last case runs after its timed forks, and on which builds:

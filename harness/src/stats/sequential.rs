@@ -68,6 +68,30 @@ pub(crate) fn decide(ratios: &[f64], plan: &SequentialPlan, band: f64) -> (Optio
     (test, stop)
 }
 
+/// About how many more pairs a case needs before a look decides it, for the progress line (an
+/// estimate, never a decision): the interval's half-width shrinks as 1/sqrt(n), so the pairs at
+/// which it would clear the nearer edge of the band from where its centre is now; at least one,
+/// at most what is left of the budget.
+pub(crate) fn pairs_left(test: Option<&ForkTest>, pairs: usize, plan: &SequentialPlan, band: f64) -> usize {
+    let budget_left = plan.max_pairs.saturating_sub(pairs);
+    let Some(t) = test.filter(|_| pairs >= 2) else {
+        return plan.min_pairs.saturating_sub(pairs).max(1).min(budget_left);
+    };
+    let (lo, hi) = (t.lower.ln(), t.upper.ln());
+    let (centre, half) = ((lo + hi) / 2.0, (hi - lo) / 2.0);
+    let (edge_lo, edge_hi) = ((1.0 - band).ln(), (1.0 + band).ln());
+    let room = if centre > edge_hi {
+        centre - edge_hi
+    } else if centre < edge_lo {
+        edge_lo - centre
+    } else {
+        (edge_hi - centre).min(centre - edge_lo)
+    };
+    let needed = pairs as f64 * (half / room).powi(2);
+    let more = if needed.is_finite() { (needed.ceil() as usize).saturating_sub(pairs) } else { budget_left };
+    more.max(plan.min_pairs.saturating_sub(pairs)).clamp(1.min(budget_left), budget_left)
+}
+
 /// A standard normal draw (Box-Muller).
 fn normal(rng: &mut Xoshiro256PlusPlus) -> f64 {
     let u1: f64 = 1.0 - rng.random::<f64>();
@@ -193,6 +217,32 @@ mod tests {
         let mut pairs: Vec<usize> = runs.iter().map(|r| r.1).collect();
         pairs.sort_unstable();
         assert!(pairs[pairs.len() / 2] < 20, "median pairs {}", pairs[pairs.len() / 2]);
+    }
+
+    #[test]
+    fn pairs_left_follows_the_interval_and_stays_within_the_budget() {
+        let plan = SequentialPlan::new(0.05, 5, 30);
+        let test = |ratio: f64, half: f64| ForkTest {
+            ratio,
+            lower: ratio * (-half).exp(),
+            upper: ratio * half.exp(),
+            p_value: 0.5,
+            df: 9.0,
+            units: (10, 10),
+        };
+        // Centre 0.02 (log) below the band, half-width 0.04: the interval must halve, so four
+        // times the pairs, 40 in all: capped at the 20 left of the budget.
+        let below = (0.99f64.ln() - 0.02).exp();
+        assert_eq!(pairs_left(Some(&test(below, 0.04)), 10, &plan, 0.01), 20);
+        // Half-width 0.024 with 0.02 of room: 10 * 1.2^2 = 14.4 pairs, so 5 more.
+        assert_eq!(pairs_left(Some(&test(below, 0.024)), 10, &plan, 0.01), 5);
+        // Centred on no change with plenty of room: one more look.
+        assert_eq!(pairs_left(Some(&test(1.0, 0.001)), 10, &plan, 0.01), 1);
+        // Before the first look: the pairs up to it.
+        assert_eq!(pairs_left(None, 2, &plan, 0.01), 3);
+        // A centre on the band's edge never clears it: the rest of the budget.
+        assert_eq!(pairs_left(Some(&test(0.99, 0.01)), 10, &plan, 0.01), 20);
+        assert_eq!(pairs_left(Some(&test(below, 0.04)), 30, &plan, 0.01), 0);
     }
 
     #[test]
