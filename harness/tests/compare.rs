@@ -223,20 +223,17 @@ fn compare_gives_verdicts_and_refuses_mismatched_runs() {
     assert!(stderr(&single).contains("holds one build only"), "{}", stderr(&single));
 }
 
+/// `harness <args> --baseline-bin <this harness> --out <out>`: an A/B run of this build against itself.
+fn against_itself(args: &[&str], out: &std::path::Path) -> std::process::Output {
+    let me = assert_cmd::cargo::cargo_bin("harness");
+    harness().args(args).arg("--baseline-bin").arg(me).arg("--out").arg(out).output().unwrap()
+}
+
 #[test]
 fn ab_runs_default_to_short_iterations_which_flags_and_configurations_override() {
     let (_dir, path) = report_path();
-    let me = assert_cmd::cargo::cargo_bin("harness");
     let settings = |args: &[&str]| {
-        let out = harness()
-            .arg("run")
-            .args(args)
-            .args(["--forks", "2", "--quiet", "--baseline-bin"])
-            .arg(&me)
-            .arg("--out")
-            .arg(&path)
-            .output()
-            .unwrap();
+        let out = against_itself(&[&["run"], args, &["--forks", "2", "--quiet"]].concat(), &path);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         let s = &read_report(&path)["meta"]["settings"];
         [&s["warmup_iterations"], &s["warmup_nanos"], &s["iterations"], &s["iteration_nanos"]]
@@ -253,15 +250,8 @@ fn ab_runs_default_to_short_iterations_which_flags_and_configurations_override()
 #[test]
 fn ab_runs_alternate_builds_and_compare_them_pair_by_pair() {
     let (_dir, path) = report_path();
-    let me = assert_cmd::cargo::cargo_bin("harness");
-    let out = harness()
-        .args(["run", "smoke", "-f", "^baseline/noop$", "--forks", "2", "--warmup", "0", "--iterations", "3"])
-        .args(["--time", "20ms", "--quiet", "--baseline-bin"])
-        .arg(&me)
-        .arg("--out")
-        .arg(&path)
-        .output()
-        .unwrap();
+    let run = ["run", "smoke", "-f", "^baseline/noop$", "--forks", "2", "--warmup", "0", "--iterations", "3"];
+    let out = against_itself(&[&run[..], &["--time", "20ms", "--quiet"]].concat(), &path);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("A/B: baseline") && text.contains("fork pairs new/base"), "{text}");
@@ -288,15 +278,8 @@ fn ab_runs_alternate_builds_and_compare_them_pair_by_pair() {
 #[test]
 fn interleave_forks_runs_one_fork_after_the_other_and_needs_a_baseline() {
     let (_dir, path) = report_path();
-    let me = assert_cmd::cargo::cargo_bin("harness");
-    let out = harness()
-        .args(["run", "smoke", "-f", "^baseline/noop$", "--forks", "2", "--warmup", "0", "--iterations", "2"])
-        .args(["--time", "10ms", "--quiet", "--interleave", "forks", "--baseline-bin"])
-        .arg(&me)
-        .arg("--out")
-        .arg(&path)
-        .output()
-        .unwrap();
+    let run = ["run", "smoke", "-f", "^baseline/noop$", "--forks", "2", "--warmup", "0", "--iterations", "2"];
+    let out = against_itself(&[&run[..], &["--time", "10ms", "--quiet", "--interleave", "forks"]].concat(), &path);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let report = read_report(&path);
     let b = bench(&report, "baseline/noop");

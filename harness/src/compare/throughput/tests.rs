@@ -188,6 +188,10 @@ fn a_difference_with_the_same_instructions_is_labelled_a_layout_suspect() {
     assert_eq!(row.instructions, Some((5_610.423, 5_610.423)));
     let text = render_text(&same);
     assert!(text.contains("SLOWER (same instructions: layout?)") && text.contains("instr new/base"), "{text}");
+    assert!(
+        text.contains("One code layout per build (no --layouts)"),
+        "the legend says it was not tested across layouts: {text}"
+    );
     assert!(summary_line(&same).contains("1 slower, 0 faster (1 with the same instructions: layout?)"));
     let json = to_json(
         &same,
