@@ -100,7 +100,7 @@ impl Reach {
         let n = f64::from(self.forks);
         let pairs = f64::from(REACHABLE_FORKS);
         format!(
-            "±{}% needs --forks {} ({} at {:.1}s a fork; {} with the A/B defaults' {:.2}s forks): out of reach; to decide a change sooner, `harness ab REF --forks auto` tests fork pairs run side by side (at most {REACHABLE_FORKS} pairs, ~{}), or count the work, which does not vary: --instructions (the client's)",
+            "±{}% needs --forks {} ({} at {:.1}s a fork; {} with the A/B defaults' {:.2}s forks): out of reach; to decide a change sooner, `harness ab REF --forks auto` tests fork pairs run side by side (at most {REACHABLE_FORKS} pairs, ~{}), or count the work instead of timing it: --instructions (the client's; exact where the case is deterministic)",
             self.precision * 100.0,
             self.forks,
             time(n * self.fork_secs),

@@ -68,6 +68,62 @@ fn layouts_are_relinked_and_kept(clone: &Path, kept: &Path, report: &Path) {
     assert!(err.contains("--layouts 3 with --forks auto"), "{err}");
 }
 
+/// The layout label against the calibration build (its `baseline/busy_loop` does 3% more work
+/// per op) as the baseline, every case forced to a verdict (band 0, alpha 0.99): `noop`, whose
+/// code is the same in both, reads `(same instructions: layout?)`; `busy_loop`, whose
+/// instructions really changed, is never labelled and shows their ratio.
+fn changed_instructions_are_never_labelled_layout(clone: &Path, report: &Path) {
+    let manifest = clone.join("workloads/Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("[features]\n", "[features]\ndefault = [\"calibration-slow-3pct\"]\n"))
+        .unwrap();
+    git(clone, &["commit", "--quiet", "-am", "the calibration build: busy_loop does 3% more work"]);
+    let args = [
+        "HEAD",
+        "smoke",
+        "-f",
+        "^baseline/(noop|busy_loop)$",
+        "-p",
+        "work=1000",
+        "--forks",
+        "3",
+        "--warmup",
+        "0",
+        "--iterations",
+        "3",
+        "--time",
+        "20ms",
+        "--noise-band",
+        "0",
+        "--alpha",
+        "0.99",
+        "--instr-ops",
+        "200",
+        "--quiet",
+    ];
+    let out = ab(clone, &args, report);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 0, "{err}");
+    let doc = compare_json(&harness().arg("compare").arg(report).arg("--json").output().unwrap().stdout);
+    let case = |name: &str| {
+        doc["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["benchmark"].as_str().unwrap().starts_with(name))
+            .unwrap()
+            .clone()
+    };
+    let (noop, busy) = (case("baseline/noop"), case("baseline/busy_loop"));
+    assert!(noop["verdict"].as_str().unwrap().ends_with("_same_instructions"), "{noop}");
+    let ratio = busy["instructions"]["ratio"].as_f64().unwrap();
+    assert!(matches!(busy["verdict"].as_str(), Some("faster" | "slower")), "never labelled: {busy}");
+    assert!((ratio - 1.0 / 1.03).abs() < 0.01, "the new build runs 3% fewer instructions: {busy}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.starts_with("baseline/busy_loop")).unwrap();
+    assert!(!line.contains("layout?") && line.contains(&format!("{ratio:.4}")), "{text}");
+}
+
 #[test]
 fn ab_builds_a_ref_once_reuses_it_and_refuses_bad_refs_and_broken_builds() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
@@ -116,6 +172,8 @@ fn ab_builds_a_ref_once_reuses_it_and_refuses_bad_refs_and_broken_builds() {
         (Some(parent.as_str()), Some(head.as_str()))
     );
     assert!(err.contains("warning:") && err.contains(&head[..12]), "the moved checkout is warned about: {err}");
+
+    changed_instructions_are_never_labelled_layout(&clone, &report);
 
     let bad = ab(&clone, &["no-such-ref"], &report);
     let err = String::from_utf8_lossy(&bad.stderr);
