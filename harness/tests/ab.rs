@@ -97,8 +97,6 @@ fn changed_instructions_are_never_labelled_layout(clone: &Path, report: &Path) {
         "0",
         "--alpha",
         "0.99",
-        "--instr-ops",
-        "200",
         "--quiet",
     ];
     let out = ab(clone, &args, report);
