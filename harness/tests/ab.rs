@@ -102,7 +102,8 @@ fn changed_instructions_are_never_labelled_layout(clone: &Path, report: &Path) {
     let out = ab(clone, &args, report);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(code(&out), 0, "{err}");
-    let doc = compare_json(&harness().arg("compare").arg(report).arg("--json").output().unwrap().stdout);
+    let forced = ["--json", "--noise-band", "0", "--alpha", "0.99"];
+    let doc = compare_json(&harness().arg("compare").arg(report).args(forced).output().unwrap().stdout);
     let case = |name: &str| {
         doc["cases"]
             .as_array()
