@@ -9,6 +9,11 @@ pub(crate) fn nanos(n: f64) -> String {
     }
 }
 
+/// A duration in whole seconds for people, at least one: `1m 32s`, `1s`.
+pub(crate) fn whole_seconds(secs: f64) -> String {
+    humantime::format_duration(std::time::Duration::from_secs(secs.round().max(1.0) as u64)).to_string()
+}
+
 /// Four significant digits with an SI suffix: `3.412 G`, `30.18 k`, `0.5000`.
 pub(crate) fn si(x: f64) -> String {
     if !x.is_finite() {

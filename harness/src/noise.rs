@@ -80,23 +80,14 @@ impl Reach {
             b.forks.iter().filter(|f| f.is_ok_timed() && f.wall_nanos > 0).map(|f| f.wall_nanos as f64 / 1e9).collect();
         walls.sort_by(f64::total_cmp);
         let fork_secs = *walls.get(walls.len() / 2)?;
-        let planned = |warmups: u32, warmup: f64, iterations: u32, time: f64| {
-            f64::from(warmups) * warmup + f64::from(iterations) * time
-        };
-        let s = &b.settings;
-        let overhead = (fork_secs
-            - planned(s.warmup_iterations, s.warmup_nanos as f64 / 1e9, s.iterations, s.iteration_nanos as f64 / 1e9))
-        .max(0.0);
-        let a = crate::plan::AB_DEFAULTS;
-        let secs = |d: Option<std::time::Duration>| d.map_or(0.0, |d| d.as_secs_f64());
-        let short =
-            planned(a.warmup_iterations.unwrap_or(1), secs(a.warmup_time), a.iterations.unwrap_or(1), secs(a.time));
+        let overhead = (fork_secs - b.settings.planned_nanos() as f64 / 1e9).max(0.0);
+        let short = crate::plan::AB_DEFAULTS.planned().as_secs_f64();
         Some(Reach { forks, precision, fork_secs, short_fork_secs: overhead + short })
     }
 
     /// `±1% needs --forks 1332 (1h 32m …; 10m at …): to decide a change sooner, …`.
     fn text(&self) -> String {
-        let time = |secs: f64| humantime::format_duration(std::time::Duration::from_secs(secs.round().max(1.0) as u64));
+        let time = crate::format::whole_seconds;
         let n = f64::from(self.forks);
         let pairs = f64::from(REACHABLE_FORKS);
         format!(

@@ -43,6 +43,14 @@ pub(crate) struct SettingDefaults {
     pub fork_timeout: Option<Duration>,
 }
 
+impl SettingDefaults {
+    /// The iteration time one fork plans with these settings (an unset one counts nothing).
+    pub(crate) fn planned(&self) -> Duration {
+        self.warmup_time.unwrap_or_default() * self.warmup_iterations.unwrap_or(0)
+            + self.time.unwrap_or_default() * self.iterations.unwrap_or(0)
+    }
+}
+
 /// Release defaults: 1 fork, 1 warmup iteration, 3 measured iterations of 1 s.
 pub(crate) const DEFAULT_FORKS: u32 = 1;
 /// Default warmup iterations.

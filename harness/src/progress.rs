@@ -63,10 +63,7 @@ pub(crate) struct TimeLeft {
 impl std::fmt::Display for TimeLeft {
     /// `about 3 more pairs (~2s), at most 25 (~17s)`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let time = |pairs: usize| {
-            let secs = (self.per_pair.as_secs_f64() * pairs as f64).round() as u64;
-            humantime::format_duration(std::time::Duration::from_secs(secs.max(1)))
-        };
+        let time = |pairs: usize| crate::format::whole_seconds(self.per_pair.as_secs_f64() * pairs as f64);
         let s = if self.pairs == 1 { "" } else { "s" };
         write!(f, "about {} more pair{s} (~{})", self.pairs, time(self.pairs))?;
         if self.budget > self.pairs {

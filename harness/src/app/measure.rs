@@ -294,9 +294,7 @@ fn finish(args: &RunArgs, report: &Report, out: &std::path::Path, warned: &[Stri
 /// `--shard K/N`: this runner's share of `cases`, dealt by planned time.
 fn shard_cases(cases: Vec<Case>, shard: Option<crate::shard::Shard>, settings: &CaseSettings) -> Vec<Case> {
     let Some(shard) = shard else { return cases };
-    let planned = u64::from(settings.forks)
-        * (settings.warmup_nanos * u64::from(settings.warmup_iterations)
-            + settings.iteration_nanos * u64::from(settings.iterations));
+    let planned = u64::from(settings.forks) * settings.planned_nanos();
     crate::shard::assign(&vec![planned; cases.len()], shard).into_iter().map(|i| cases[i].clone()).collect()
 }
 

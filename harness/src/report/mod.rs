@@ -151,6 +151,13 @@ pub(crate) struct CaseSettings {
     pub fork_timeout_nanos: u64,
 }
 
+impl CaseSettings {
+    /// The iteration time one fork plans: its warmup and measured iterations.
+    pub(crate) fn planned_nanos(&self) -> u64 {
+        self.warmup_nanos * u64::from(self.warmup_iterations) + self.iteration_nanos * u64::from(self.iterations)
+    }
+}
+
 /// One worker process.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Fork {
