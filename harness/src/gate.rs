@@ -39,6 +39,7 @@ pub(crate) fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode
     let mut gate = match args.metric {
         Metric::Throughput => throughput_gate(args, &base, &new)?,
         Metric::Instructions => instruction_gate(args, &base, &new)?,
+        Metric::Io => io_gate(args, &base, &new)?,
     };
     let exit_code = match (gate.untested.is_empty(), gate.failing.is_empty() || args.warn_only) {
         (false, _) => crate::EXIT_BAD_INPUT,
@@ -171,32 +172,32 @@ fn no_decision() -> json::Decision {
     json::Decision { exit_code: 0, failing: vec![], untested: vec![], warn_only: false }
 }
 
+/// `--thresholds FILE`, read and checked, or the defaults.
+fn thresholds(args: &crate::cli::CompareArgs) -> Result<crate::compare::instructions::Thresholds, BadInput> {
+    let Some(path) = &args.thresholds else { return Ok(Default::default()) };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| BadInput(format!("cannot read --thresholds {}: {e}", path.display())))?;
+    crate::compare::instructions::Thresholds::parse(&text)
+        .map_err(|e| BadInput(format!("invalid --thresholds {}: {e}", path.display())))
+}
+
+/// The one report of each side that a gate on exact counts compares (`metric` names it).
+fn one_each<'a>(metric: &str, base: &'a [Report], new: &'a [Report]) -> Result<(&'a Report, &'a Report), BadInput> {
+    match (base, new) {
+        ([base], [new]) => Ok((base, new)),
+        (_, []) => Err(BadInput(format!(
+            "--metric {metric} needs two reports (BASE.json NEW.json): an A/B report's two builds are shown beside its time ratios by `compare AB.json`"
+        ))),
+        _ => Err(BadInput(format!(
+            "--metric {metric} compares one report per side: counts are exact, so pass BASE.json NEW.json instead of --base/--new runs"
+        ))),
+    }
+}
+
 fn instruction_gate(args: &crate::cli::CompareArgs, base: &[Report], new: &[Report]) -> Result<Gate, BadInput> {
     use crate::compare::instructions::{self, Limits, Verdict};
-    let (base, new) = match (base, new) {
-        ([base], [new]) => (base, new),
-        (_, []) => {
-            return Err(BadInput(
-                "--metric instructions needs two reports (BASE.json NEW.json): the instructions of an A/B report's two builds are shown beside its time ratios by `compare AB.json`"
-                    .into(),
-            ));
-        }
-        _ => {
-            return Err(BadInput(
-                "--metric instructions compares one report per side: counts are exact, so pass BASE.json NEW.json instead of --base/--new runs"
-                    .into(),
-            ));
-        }
-    };
-    let thresholds = match &args.thresholds {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| BadInput(format!("cannot read --thresholds {}: {e}", path.display())))?;
-            instructions::Thresholds::parse(&text)
-                .map_err(|e| BadInput(format!("invalid --thresholds {}: {e}", path.display())))?
-        }
-        None => instructions::Thresholds::default(),
-    };
+    let (base, new) = one_each("instructions", base, new)?;
+    let thresholds = thresholds(args)?;
     let limits = Limits { deterministic_pct: args.max_regression, varying_pct: args.max_regression_varying };
     let c = instructions::compare(base, new, limits, &thresholds);
     let no_counts = c.labels(Verdict::NoData);
@@ -216,4 +217,29 @@ fn instruction_gate(args: &crate::cli::CompareArgs, base: &[Report], new: &[Repo
     let text = format!("{}{summary}\n", instructions::render_text(&shown));
     let document = instructions::to_json(&shown, no_decision());
     Ok(Gate { text, document, markdown: instructions::render_markdown(&shown), failing, untested: vec![] })
+}
+
+fn io_gate(args: &crate::cli::CompareArgs, base: &[Report], new: &[Report]) -> Result<Gate, BadInput> {
+    use crate::compare::instructions::Verdict;
+    use crate::compare::io;
+    let (base, new) = one_each("io", base, new)?;
+    let thresholds = thresholds(args)?;
+    let c = io::compare(base, new, &|name, label| thresholds.io.for_case(name, label));
+    let no_counts = c.labels(Verdict::NoData);
+    if !no_counts.is_empty() || c.rows.iter().all(|r| r.base.is_none() && r.new.is_none()) {
+        let shown = if no_counts.is_empty() { "every case".to_string() } else { no_counts.join(", ") };
+        return Err(BadInput(format!(
+            "--metric io: no I/O counts for {shown} in one or both reports: make both with `harness run --io`; a gate that measured nothing cannot pass"
+        )));
+    }
+    let mut failing: Vec<String> = c.labels(Verdict::Regressed).into_iter().map(String::from).collect();
+    failing.extend(missing_cases(args, c.labels(Verdict::Missing).into_iter()));
+    let summary = c.summary_line();
+    let mut shown = c;
+    if args.only_changed {
+        shown.retain_changed();
+    }
+    let text = format!("{}{summary}\n", io::render_text(&shown));
+    let document = io::to_json(&shown, no_decision());
+    Ok(Gate { text, document, markdown: io::render_markdown(&shown), failing, untested: vec![] })
 }

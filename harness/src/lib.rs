@@ -24,6 +24,7 @@ mod plan;
 mod preflight;
 mod progress;
 mod protocol;
+mod relay;
 mod report;
 mod row;
 mod runner;

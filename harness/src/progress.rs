@@ -194,6 +194,10 @@ impl View {
                 let figure = match (fork.kind, fork.instructions) {
                     (ForkKind::Instructions, Some(count)) => format!("{:.1} instructions/op", count.per_op()),
                     (ForkKind::Instructions, None) => "no count".into(),
+                    (ForkKind::Io, _) => fork.io.as_ref().map_or("no count".into(), |io| {
+                        let (trips, statements) = (io.per_op(io.round_trips), io.per_op(io.statements_total()));
+                        format!("{trips:.2} round trips/op, {statements:.2} statements/op")
+                    }),
                     (ForkKind::Time, _) => {
                         let rates: Vec<f64> = fork.iterations.iter().map(Iteration::ops_per_sec).collect();
                         if rates.is_empty() {

@@ -55,6 +55,20 @@ pub(crate) struct Task {
     /// Wait for the parent's go (one byte on stdin, after a `ready`) before each step.
     #[serde(default)]
     pub lockstep: bool,
+    /// Present for an I/O fork: the worker's servers are reached through the parent's counting
+    /// relays; it runs a tenth of `ops` as warmup, then exactly `ops` ops inside windows that
+    /// it opens and closes with a `ready` each, waiting for the parent's go (the parent reads
+    /// the relays' counts there). Never timed. Absent from the JSON otherwise, so that a worker
+    /// of an older build is never sent a field it cannot read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoTask>,
+}
+
+/// What an I/O fork runs.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct IoTask {
+    /// Ops counted (default: as for instruction forks).
+    pub ops: Option<u64>,
 }
 
 /// What an instruction-count fork runs.
@@ -207,7 +221,13 @@ pub(crate) enum Message {
         #[serde(default)]
         deterministic: bool,
     },
-    /// Lockstep only: the worker waits for one byte on stdin before its next step.
+    /// The counted ops of an I/O fork ran (I/O forks only), inside their windows.
+    IoCounted {
+        /// Ops run inside the windows.
+        ops: u64,
+    },
+    /// Lockstep, and the window edges of an I/O fork: the worker waits for one byte on stdin
+    /// before its next step.
     Ready,
     /// Everything finished, teardown included.
     Done,

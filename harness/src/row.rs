@@ -24,6 +24,12 @@ pub(crate) struct CaseRow {
     pub instr: String,
     /// Allocations per op, `(client)` after where the op talks to a server.
     pub allocs: String,
+    /// Round trips per op from the I/O fork (`--io`).
+    pub trips: String,
+    /// Statements per op from the I/O fork.
+    pub statements: String,
+    /// Rows the server returned per op, from the I/O fork.
+    pub rows: String,
     /// Latency percentiles (`--mode sample`).
     pub p50: String,
     /// 99th percentile.
@@ -59,6 +65,9 @@ impl CaseRow {
                 let client = if b.servers.is_empty() { "" } else { " (client)" };
                 format!("{:.2}{client}", a.per_op)
             }),
+            trips: io_per_op(b, |c| c.round_trips),
+            statements: io_per_op(b, crate::report::io::IoCount::statements_total),
+            rows: io_per_op(b, |c| c.rows_returned),
             p50: percentile("p50").unwrap_or_else(|| "-".into()),
             p99: percentile("p99").unwrap_or_else(|| "-".into()),
             p999: percentile("p99.9").unwrap_or_else(|| "-".into()),
@@ -67,8 +76,21 @@ impl CaseRow {
     }
 }
 
+/// One I/O count of `b` per op (`-` without an I/O fork), `~` first where its I/O forks
+/// disagreed.
+fn io_per_op(b: &Benchmark, get: fn(&crate::report::io::IoCount) -> u64) -> String {
+    b.io.as_ref().map_or("-".into(), |io| {
+        let v = io.count.per_op(get(&io.count));
+        let shown = if (v - v.round()).abs() < 1e-9 { format!("{}", v.round()) } else { format!("{v:.2}") };
+        format!("{}{shown}", if io.identical { "" } else { "~" })
+    })
+}
+
 /// Under a table with a `(client)` instruction or allocation count: what it leaves out.
 pub(crate) const CLIENT_ONLY: &str = "(client): instructions and allocations of the client only; the server's work for the op (PostgreSQL, Redis) is not counted, nor libpq's C allocations (Diesel on PostgreSQL)";
+
+/// The headers of the I/O columns (`--io`), in [`CaseRow`]'s order.
+pub(crate) const IO_HEADER: [&str; 3] = ["trips/op", "stmts/op", "rows/op"];
 
 /// The header of the score's error column.
 pub(crate) const ERROR_HEADER: &str = "± error (99.9%)";
@@ -84,17 +106,20 @@ pub(crate) struct Columns {
     pub allocs: bool,
     /// Some case has latency percentiles.
     pub latency: bool,
+    /// Some case has I/O counts.
+    pub io: bool,
 }
 
 impl Columns {
     /// The columns `cases` need.
     pub(crate) fn of<'a>(cases: impl IntoIterator<Item = &'a Benchmark>) -> Columns {
-        let mut c = Columns { threads: false, instr: false, allocs: false, latency: false };
+        let mut c = Columns { threads: false, instr: false, allocs: false, latency: false, io: false };
         for b in cases {
             c.threads |= b.threads() != 1;
             c.instr |= b.instructions.is_some();
             c.allocs |= b.allocations.is_some();
             c.latency |= b.latency.is_some();
+            c.io |= b.io.is_some();
         }
         c
     }

@@ -13,7 +13,7 @@ fn schemes(server: Server) -> &'static [&'static str] {
 }
 
 /// An example of a good URL, for the error.
-fn example(server: Server) -> &'static str {
+pub(crate) fn example(server: Server) -> &'static str {
     match server {
         Server::Postgres => "postgres://postgres@127.0.0.1:5432/test",
         Server::Redis => "redis://127.0.0.1:6379",

@@ -1,7 +1,7 @@
 //! The table printed at the end of a run: one row per case.
 
 use crate::report::Report;
-use crate::row::{CaseRow, Columns, ERROR_HEADER};
+use crate::row::{CaseRow, Columns, ERROR_HEADER, IO_HEADER};
 
 /// Renders the summary table of `report`.
 pub(crate) fn render(report: &Report) -> String {
@@ -9,6 +9,9 @@ pub(crate) fn render(report: &Report) -> String {
     let mut header = ["benchmark", "params", "ops/s", ERROR_HEADER, "forks ok"].map(String::from).to_vec();
     if columns.instr {
         header.push("instr/op".into());
+    }
+    if columns.io {
+        header.extend(IO_HEADER.map(String::from));
     }
     if columns.latency {
         header.extend(["p50", "p99", "p99.9", "max"].map(String::from));
@@ -19,6 +22,9 @@ pub(crate) fn render(report: &Report) -> String {
         let mut row = vec![r.name, r.params, r.ops, r.error, r.forks];
         if columns.instr {
             row.push(r.instr);
+        }
+        if columns.io {
+            row.extend([r.trips, r.statements, r.rows]);
         }
         if columns.latency {
             row.extend([r.p50, r.p99, r.p999, r.max]);

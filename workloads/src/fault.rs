@@ -2,6 +2,8 @@
 //! prove the parent survives every way a worker can fail. They are never in a configuration and
 //! `list` shows them only with `--hidden`.
 
+pub mod io;
+
 use crate::params::{ParamKind, ParamSpec};
 use crate::{Phase, Prepared, SetupContext, Workload, WorkloadDef, blocking};
 use std::io::Write;

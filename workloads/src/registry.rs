@@ -13,6 +13,7 @@ pub fn all() -> Vec<&'static WorkloadDef> {
         .chain(cache::WORKLOADS)
         .chain(redis::WORKLOADS)
         .chain(fault::WORKLOADS)
+        .chain(fault::io::WORKLOADS)
         .chain(probe::WORKLOADS)
         .collect()
 }

@@ -209,7 +209,9 @@ pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyh
     let layout_check = layout_check(args);
     let stop = stop_on_signals()?;
     let sides = if baseline.is_some() { 2 } else { 1 };
-    let forks_per_case = (u64::from(settings.forks) + instructions.as_ref().map_or(0, |i| u64::from(i.forks))) * sides;
+    let io = args.io.then_some(runner::IoSettings { ops: args.io_ops, forks: 1 });
+    let counting = instructions.as_ref().map_or(0, |i| u64::from(i.forks)) + u64::from(args.io);
+    let forks_per_case = (u64::from(settings.forks) + counting) * sides;
     let progress = Progress::new(args.quiet, cases.len() as u64 * forks_per_case);
     let run_settings = RunSettings {
         params: params.iter().map(|p| p.raw.clone()).collect(),
@@ -237,6 +239,7 @@ pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyh
         count_allocations: args.alloc,
         sample: args.mode == crate::cli::Mode::Sample,
         instructions,
+        io,
         sequential: sequential.map(|(s, plan)| (plan, s.noise_band_pct / 100.0)),
         layouts,
         layout_check,
@@ -325,6 +328,8 @@ fn run_settings(args: &RunArgs, settings: &CaseSettings) -> RunSettings {
         redis_url: crate::redact(&args.select.redis_url),
         instructions: args.instructions,
         instr_ops: args.instr_ops,
+        io: args.io,
+        io_ops: args.io_ops,
         alloc: args.alloc,
         pin: args.pin.as_ref().map(|p| p.text.clone()),
         threads: args.threads.clone(),

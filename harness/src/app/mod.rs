@@ -72,6 +72,11 @@ fn export(args: &crate::cli::ExportArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
+    if metric == Metric::Io && report.benchmarks.iter().all(|b| b.io.is_none()) {
+        return Err(
+            BadInput(format!("{} has no I/O counts: make it with `harness run --io`", args.report.display())).into()
+        );
+    }
     let text = crate::export::exporter(args.format, metric).export(&report)?;
     match &args.out {
         Some(path) => {

@@ -343,6 +343,14 @@ pub struct RunArgs {
     /// after the case and fork.
     #[arg(long, value_name = "DIR", requires = "instructions")]
     pub callgrind_dir: Option<PathBuf>,
+    /// Add one fork per case that counts, per op, the round trips, bytes, messages and
+    /// statements between the worker and its servers, through counting relays on loopback
+    /// (never timed: the relay adds a hop). `compare --metric io` gates on the counts.
+    #[arg(long)]
+    pub io: bool,
+    /// Ops counted by an I/O fork [default: 1000, or 20 for workloads that reset before every op].
+    #[arg(long, value_name = "N", value_parser = at_least_one_u64, requires = "io")]
+    pub io_ops: Option<u64>,
     /// Count allocations and bytes per op in the timed forks (a counting global allocator).
     #[arg(long)]
     pub alloc: bool,

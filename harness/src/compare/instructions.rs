@@ -20,13 +20,37 @@ pub(crate) struct Thresholds {
     /// By workload name (`sql/thread_select_by_id`) or case label (`cache/moka_hit[cache_size=1000]`).
     #[serde(default)]
     pub benchmarks: BTreeMap<String, f64>,
+    /// `--metric io`: the growth allowed in bytes and rows per op (`[io]`).
+    #[serde(default)]
+    pub io: IoThresholds,
+}
+
+/// The `[io]` table of a thresholds file: percent growth of bytes and rows per op.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct IoThresholds {
+    /// For every benchmark (default [`super::io::DEFAULT_GROWTH_PCT`]).
+    pub default: Option<f64>,
+    /// By workload name or case label.
+    #[serde(default)]
+    pub benchmarks: BTreeMap<String, f64>,
+}
+
+impl IoThresholds {
+    /// The growth allowed for one case, percent.
+    pub(crate) fn for_case(&self, name: &str, label: &str) -> f64 {
+        let default = self.default.unwrap_or(super::io::DEFAULT_GROWTH_PCT);
+        self.benchmarks.get(label).or_else(|| self.benchmarks.get(name)).copied().unwrap_or(default)
+    }
 }
 
 impl Thresholds {
     /// Parses a thresholds file's text.
     pub(crate) fn parse(text: &str) -> Result<Thresholds, String> {
         let t: Thresholds = toml::from_str(text).map_err(|e| e.message().to_string())?;
-        if let Some((k, v)) = t.benchmarks.iter().find(|(_, v)| !v.is_finite() || **v < 0.0) {
+        let named = t.benchmarks.iter().chain(&t.io.benchmarks).map(|(k, v)| (k.as_str(), *v));
+        let mut all = named.chain(t.io.default.map(|d| ("[io] default", d)));
+        if let Some((k, v)) = all.find(|(_, v)| !v.is_finite() || *v < 0.0) {
             return Err(format!("threshold for '{k}' is {v}: use a percentage of 0 or more"));
         }
         Ok(t)
@@ -81,7 +105,7 @@ pub(crate) enum Verdict {
 
 impl Verdict {
     /// Its colour on a terminal.
-    fn tone(self) -> crate::format::Tone {
+    pub(super) fn tone(self) -> crate::format::Tone {
         use crate::format::Tone;
         match self {
             Verdict::Regressed | Verdict::Missing => Tone::Bad,
@@ -92,7 +116,7 @@ impl Verdict {
     }
 
     /// The verdict as a `compare --json` token.
-    fn token(self) -> &'static str {
+    pub(super) fn token(self) -> &'static str {
         match self {
             Verdict::Regressed => "regressed",
             Verdict::Improved => "improved",
@@ -103,7 +127,7 @@ impl Verdict {
         }
     }
 
-    fn as_str(self) -> &'static str {
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             Verdict::Regressed => "REGRESSED",
             Verdict::Improved => "improved",

@@ -1,5 +1,5 @@
 //! `compare --json`: one document per comparison, throughput or instructions, with the gate's
-//! decision. Its shape is these types; `harness/schema/compare.v3.json` is generated from them
+//! decision. Its shape is these types; `harness/schema/compare.v4.json` is generated from them
 //! and CLI output is validated against it in the tests.
 
 use schemars::JsonSchema;
@@ -10,14 +10,15 @@ use serde::Serialize;
 /// per side (which version 1 called `faster`/`slower`).
 /// 3: each A/B case's `instructions` of both builds, the `*_same_instructions` verdicts (which
 /// version 2 called `faster`/`slower`) and the test's `layouts`.
-pub(crate) const COMPARE_SCHEMA_VERSION: u32 = 3;
+/// 4: metric `io`, with each case's `io` counts of both reports and its `changes` in words.
+pub(crate) const COMPARE_SCHEMA_VERSION: u32 = 4;
 
 /// The whole `compare --json` document.
 #[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct Document {
     /// [`COMPARE_SCHEMA_VERSION`].
     pub schema_version: u32,
-    /// `throughput` or `instructions`.
+    /// `throughput`, `instructions` or `io`.
     pub metric: &'static str,
     /// Throughput only: how the verdicts were tested.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,6 +67,15 @@ pub(crate) struct InstructionPair {
     pub ratio: f64,
 }
 
+/// The I/O counts of a case in both reports (`--metric io`).
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct IoPair {
+    /// The base report's.
+    pub base: Option<crate::report::io::IoCount>,
+    /// The new report's.
+    pub new: Option<crate::report::io::IoCount>,
+}
+
 /// One case.
 #[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct Case {
@@ -108,6 +118,12 @@ pub(crate) struct Case {
     /// Instructions: false when the workload's counts vary run to run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deterministic: Option<bool>,
+    /// I/O: both reports' counts (`base` and `new` above are round trips per op).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoPair>,
+    /// I/O: what changed per op, in words, worst first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<String>,
     /// The verdict as a token: `faster`, `slower`, `faster_same_instructions`,
     /// `slower_same_instructions`, `looks_faster`, `looks_slower`, `no_change`,
     /// `within_band`, `too_few_forks`, `regressed`, `improved`, `unchanged`, `missing`, `extra`, `no_data`.
@@ -153,6 +169,8 @@ impl Case {
             delta_pct: None,
             threshold_pct: None,
             deterministic: None,
+            io: None,
+            changes: vec![],
             verdict,
             text,
         }
@@ -165,7 +183,7 @@ mod tests {
     /// Regenerate with `UPDATE_SCHEMA=1 cargo test -p harness schema`.
     #[test]
     fn committed_compare_schema_matches_the_types() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/compare.v3.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/compare.v4.json");
         let generated = serde_json::to_string_pretty(&schemars::schema_for!(super::Document)).unwrap() + "\n";
         if std::env::var_os("UPDATE_SCHEMA").is_some() {
             std::fs::write(&path, &generated).unwrap();

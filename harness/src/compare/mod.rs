@@ -3,6 +3,7 @@
 //! Pure functions over reports; the CLI reads, prints and exits.
 
 pub(crate) mod instructions;
+pub(crate) mod io;
 pub(crate) mod json;
 pub(crate) mod throughput;
 
@@ -16,6 +17,9 @@ pub enum Metric {
     Throughput,
     /// Instructions per op (`harness run --instructions`); lower is better.
     Instructions,
+    /// Round trips, statements, messages, bytes and rows per op (`harness run --io`); lower
+    /// is better, and any more round trips, statements or messages regress.
+    Io,
 }
 
 /// Every case of either report by label, in the base report's order then the new ones.
@@ -83,6 +87,10 @@ pub(crate) fn differences(base: &Report, new: &Report, metric: Metric) -> Vec<St
                 field(bs, &|s| s.instr_ops.map_or("default".into(), |n| n.to_string())),
                 field(ns, &|s| s.instr_ops.map_or("default".into(), |n| n.to_string())),
             );
+        }
+        Metric::Io => {
+            let ops = |s: &crate::report::meta::RunSettings| s.io_ops.map_or("default".into(), |n| n.to_string());
+            check("--io-ops", field(bs, &ops), field(ns, &ops));
         }
         Metric::Throughput => {
             check("--forks", field(bs, &|s| s.forks.to_string()), field(ns, &|s| s.forks.to_string()));

@@ -88,6 +88,9 @@ fn table(cases: &[&Benchmark]) -> String {
     if columns.allocs {
         head.push("allocs/op".into());
     }
+    if columns.io {
+        head.extend(crate::row::IO_HEADER.map(String::from));
+    }
     if columns.latency {
         head.extend(["p50", "p99"].map(String::from));
     }
@@ -105,6 +108,9 @@ fn table(cases: &[&Benchmark]) -> String {
         }
         if columns.allocs {
             cells.push(r.allocs);
+        }
+        if columns.io {
+            cells.extend([r.trips, r.statements, r.rows]);
         }
         if columns.latency {
             cells.extend([r.p50, r.p99]);
@@ -226,7 +232,7 @@ mod tests {
         let page = &files[0].1;
         assert!(page.contains("| commit | `0123456789abcdef`"), "{page}");
         assert!(page.contains("| workload | db | row_count | threads | score |"), "{page}");
-        assert!(page.contains("| sql/thread_select_by_id | sqlite | 1000 | 4 | 500.0 | ± 105.5 (21.1%) | ops/s | 2/2 | 5597.4 | 3.00 | 1.000 µs | 1.000 ms |"), "{page}");
+        assert!(page.contains("| sql/thread_select_by_id | sqlite | 1000 | 4 | 500.0 | ± 105.5 (21.1%) | ops/s | 2/2 | 5597.4 | 3.00 | 3 | 2 | 1 | 1.000 µs | 1.000 ms |"), "{page}");
         assert!(page.starts_with("# Benchmark results\n\nMade *here*.\n\n"), "{page}");
         assert_eq!(files, render(&[("r.json".into(), crate::export::fixture::report())], "Made *here*.").unwrap());
     }

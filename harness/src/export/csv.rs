@@ -6,7 +6,7 @@ use crate::report::Report;
 /// The CSV exporter.
 pub(super) struct Csv;
 
-const HEADER: [&str; 17] = [
+const HEADER: [&str; 22] = [
     "benchmark",
     "params",
     "threads",
@@ -22,9 +22,19 @@ const HEADER: [&str; 17] = [
     "max_ops_per_s",
     "instructions_per_op",
     "allocations_per_op",
+    "round_trips_per_op",
+    "statements_per_op",
+    "messages_per_op",
+    "bytes_per_op",
+    "rows_returned_per_op",
     "p50_ns",
     "p99_ns",
 ];
+
+/// One I/O count of `b` per op, where it has an I/O fork.
+fn io(b: &crate::report::Benchmark, get: fn(&crate::report::io::IoCount) -> u64) -> Option<f64> {
+    b.io.as_ref().map(|io| io.count.per_op(get(&io.count)))
+}
 
 fn opt(v: Option<f64>) -> String {
     v.map_or(String::new(), |v| v.to_string())
@@ -54,6 +64,11 @@ impl Exporter for Csv {
                 opt(s.map(|s| s.max)),
                 opt(b.instructions.as_ref().map(|i| i.per_op)),
                 opt(b.allocations.as_ref().map(|a| a.per_op)),
+                opt(io(b, |c| c.round_trips)),
+                opt(io(b, crate::report::io::IoCount::statements_total)),
+                opt(io(b, |c| c.messages.values().sum())),
+                opt(io(b, |c| c.bytes_to_server + c.bytes_to_client)),
+                opt(io(b, |c| c.rows_returned)),
                 opt(pct("p50")),
                 opt(pct("p99")),
             ])?;

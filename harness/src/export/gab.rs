@@ -44,6 +44,21 @@ impl Exporter for Gab {
                             ),
                         })
                     }),
+                    Metric::Io => b.io.as_ref().map(|io| {
+                        let c = &io.count;
+                        json!({
+                            "name": name,
+                            "unit": "round trips/op",
+                            "value": c.per_op(c.round_trips),
+                            "range": "exact",
+                            "extra": format!(
+                                "{:.2} statements/op, {:.1} bytes/op; I/O fork over {} ops",
+                                c.per_op(c.statements_total()),
+                                c.per_op(c.bytes_to_server + c.bytes_to_client),
+                                c.ops
+                            ),
+                        })
+                    }),
                 }
             })
             .collect();

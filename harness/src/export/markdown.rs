@@ -8,8 +8,20 @@ use crate::row::{CaseRow, ERROR_HEADER};
 pub(crate) struct Markdown;
 
 /// The table header.
-const HEADER: [&str; 9] =
-    ["benchmark", "params", "ops/s", ERROR_HEADER, "forks ok", "instr/op", "allocs/op", "p50", "p99"];
+const HEADER: [&str; 12] = [
+    "benchmark",
+    "params",
+    "ops/s",
+    ERROR_HEADER,
+    "forks ok",
+    "instr/op",
+    "allocs/op",
+    "trips/op",
+    "stmts/op",
+    "rows/op",
+    "p50",
+    "p99",
+];
 
 /// One Markdown row.
 pub(crate) fn row(first: &str, cells: &[String]) -> String {
@@ -22,7 +34,9 @@ impl Exporter for Markdown {
         let mut out = format!("| {} |\n|---|---|{}\n", HEADER.join(" | "), "---:|".repeat(HEADER.len() - 2));
         for b in &report.benchmarks {
             let r = CaseRow::of(b);
-            out.push_str(&row(&r.name, &[r.params, r.ops, r.error, r.forks, r.instr, r.allocs, r.p50, r.p99]));
+            let cells =
+                [r.params, r.ops, r.error, r.forks, r.instr, r.allocs, r.trips, r.statements, r.rows, r.p50, r.p99];
+            out.push_str(&row(&r.name, &cells));
         }
         Ok(out)
     }

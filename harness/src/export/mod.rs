@@ -58,6 +58,7 @@ pub(crate) fn interval(b: &Benchmark) -> Option<(f64, f64)> {
 pub(crate) mod fixture {
     //! One fixed report for the snapshot tests of every format.
 
+    use crate::report::io::{IoCount, IoSummary};
     use crate::report::latency::{Concurrency, ForkLatency, LatencySummary};
     use crate::report::{AllocSummary, Benchmark, Fork, ForkStatus, InstructionSummary, Iteration, Report, Score};
 
@@ -104,6 +105,19 @@ pub(crate) mod fixture {
         });
         sql.allocations = Some(AllocSummary { per_op: 3.0, bytes_per_op: 256.0, counted: String::new() });
         sql.latency = LatencySummary::from_forks(&sql.forks);
+        let io = IoCount {
+            ops: 1000,
+            round_trips: 3000,
+            bytes_to_server: 82_000,
+            bytes_to_client: 91_000,
+            messages: [("Bind".to_string(), 1000), ("Execute".to_string(), 1000), ("Query".to_string(), 2000)].into(),
+            statements: [("COMMIT".to_string(), 1000), ("SELECT name FROM users WHERE id = $1".to_string(), 1000)]
+                .into(),
+            rows_returned: 1000,
+            connections: 0,
+            sources: vec![],
+        };
+        sql.io = Some(IoSummary { forks: 1, identical: true, count: io });
         let _: &Benchmark = &sql;
         report.benchmarks = vec![noop, sql];
         report

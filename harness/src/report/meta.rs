@@ -237,6 +237,12 @@ pub(crate) struct RunSettings {
     /// `--instr-ops`, when given.
     #[serde(default)]
     pub instr_ops: Option<u64>,
+    /// `--io`: an I/O fork per case.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub io: bool,
+    /// `--io-ops`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_ops: Option<u64>,
     /// `--alloc`: allocations counted.
     #[serde(default)]
     pub alloc: bool,

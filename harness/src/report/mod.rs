@@ -3,6 +3,7 @@
 //! One version number ([`SCHEMA_VERSION`]) covers the whole document; `harness/schema/` holds the
 //! JSON Schema generated from these types (a test keeps the two equal).
 
+pub(crate) mod io;
 pub(crate) mod latency;
 pub(crate) mod meta;
 mod score;
@@ -66,6 +67,12 @@ pub(crate) struct Benchmark {
     /// Instructions per op from the instruction-count forks (`--instructions`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<InstructionSummary>,
+    /// Round trips, bytes, messages and statements per op from the I/O forks (`--io`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<io::IoSummary>,
+    /// A/B runs: the baseline build's I/O counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_io: Option<io::IoSummary>,
     /// Allocations per op over the measured iterations of the ok forks (`--alloc`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocations: Option<AllocSummary>,
@@ -113,6 +120,8 @@ pub(crate) enum ForkKind {
     Time,
     /// Instructions under callgrind.
     Instructions,
+    /// Traffic with the servers, through the parent's counting relays (`--io`).
+    Io,
 }
 
 /// The instructions an instruction fork counted.
@@ -197,6 +206,9 @@ pub(crate) struct Fork {
     /// What an instruction fork counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<InstructionCount>,
+    /// What an I/O fork counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<io::IoCount>,
     /// Whether hardware counters were available to this fork, and why not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hardware_counters: Option<String>,
@@ -374,6 +386,7 @@ impl Fork {
             steps: None,
             kind: ForkKind::Time,
             instructions: None,
+            io: None,
             hardware_counters: None,
             latency: None,
             shape: None,
@@ -397,6 +410,8 @@ impl Benchmark {
             score: None,
             skipped: None,
             instructions: None,
+            io: None,
+            baseline_io: None,
             allocations: None,
             baseline_forks: vec![],
             baseline_score: None,
@@ -428,6 +443,7 @@ impl Benchmark {
         self.score = Score::from_forks(&self.forks);
         self.latency = latency::LatencySummary::from_forks(&self.forks);
         self.instructions = InstructionSummary::from_forks(&self.forks);
+        self.io = io::IoSummary::from_forks(&self.forks);
         self.allocations = AllocSummary::from_forks(&self.forks, !self.servers.is_empty());
     }
 
@@ -436,6 +452,7 @@ impl Benchmark {
         self.baseline_forks.push(fork);
         self.baseline_score = Score::from_forks(&self.baseline_forks);
         self.baseline_instructions = InstructionSummary::from_forks(&self.baseline_forks);
+        self.baseline_io = io::IoSummary::from_forks(&self.baseline_forks);
     }
 
     /// Measuring threads or tasks of each fork (1 unless `--threads`).

@@ -36,6 +36,7 @@ fn task() -> Task {
         threads: 1,
         sample: false,
         lockstep: false,
+        io: None,
     }
 }
 

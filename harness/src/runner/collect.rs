@@ -24,6 +24,8 @@ struct Progress<'a> {
     verified_after: bool,
     done: bool,
     instrumented: Option<(u64, bool)>,
+    /// An I/O fork's counted ops.
+    io_counted: Option<u64>,
     failure: Option<(FailureKind, String)>,
 }
 
@@ -86,7 +88,13 @@ impl Progress<'_> {
                 self.fork.observed = observed.clone();
             }
             (true, Message::Verified { phase: VerifyPhase::After }) => self.verified_after = true,
-            (true, Message::Ready) if self.task.lockstep => {}
+            (true, Message::IoCounted { ops }) => {
+                if self.task.io.is_none() || self.io_counted.is_some() {
+                    return Err("an unexpected io_counted message".into());
+                }
+                self.io_counted = Some(*ops);
+            }
+            (true, Message::Ready) if self.task.lockstep || self.task.io.is_some() => {}
             (true, Message::Ready) => return Err("a ready message from a worker not run in lockstep".into()),
             (true, Message::Done) => self.done()?,
             (true, Message::Error { stage, message }) => {
@@ -146,9 +154,10 @@ impl Progress<'_> {
 
     /// `done`: only after every iteration (or the instrumented ops) and the closing check.
     fn done(&mut self) -> Result<(), String> {
-        let measured = match self.task.instructions {
-            Some(_) => self.instrumented.is_some(),
-            None => {
+        let measured = match (self.task.instructions, self.task.io) {
+            (Some(_), _) => self.instrumented.is_some(),
+            (None, Some(_)) => self.io_counted.is_some(),
+            (None, None) => {
                 self.fork.iterations.len() == self.expected().1 as usize
                     && (!self.task.sample || self.fork.latency.is_some())
             }
@@ -169,6 +178,7 @@ fn kind(m: &Message) -> &'static str {
         Message::Iteration { .. } => "iteration",
         Message::Latency { .. } => "latency",
         Message::Instrumented { .. } => "instrumented",
+        Message::IoCounted { .. } => "io_counted",
         Message::Tallied { .. } => "tallied",
         Message::Counters { .. } => "counters",
         Message::Ready => "ready",
@@ -213,6 +223,7 @@ impl<'a> Collector<'a> {
             verified_after: false,
             done: false,
             instrumented: None,
+            io_counted: None,
             failure: None,
         };
         Collector { worker, p, started, deadline: started + timeout, timeout, killed: false, ended: false }
@@ -306,6 +317,10 @@ fn outcome(p: Progress<'_>, status: Option<ExitStatus>, killed: bool, started: I
     if let Some((ops, deterministic)) = p.instrumented {
         fork.kind = crate::report::ForkKind::Instructions;
         fork.instructions = Some(crate::report::InstructionCount { ops, total: 0, deterministic });
+    }
+    if let Some(ops) = p.io_counted {
+        fork.kind = crate::report::ForkKind::Io;
+        fork.io = Some(crate::report::io::IoCount { ops, ..Default::default() });
     }
     let failure = match (p.failure, status) {
         (Some((kind, message)), status) => Some((kind, with_status(message, status, killed))),
@@ -402,12 +417,22 @@ pub(super) mod tests {
             threads: 1,
             sample: false,
             lockstep: false,
+            io: None,
         }
     }
 
     fn progress(t: &Task) -> Progress<'_> {
         let fork = Fork::pending(0, None);
-        Progress { fork, task: t, hello: false, verified_after: false, done: false, instrumented: None, failure: None }
+        Progress {
+            fork,
+            task: t,
+            hello: false,
+            verified_after: false,
+            done: false,
+            instrumented: None,
+            io_counted: None,
+            failure: None,
+        }
     }
 
     fn hello(protocol: u32) -> Message {

@@ -3,8 +3,10 @@
 //! The parent never measures.
 
 pub(crate) mod baseline;
+mod callgrind;
 mod canary;
 pub(crate) mod collect;
+mod io;
 mod lockstep;
 pub(crate) mod spawn;
 
@@ -14,10 +16,13 @@ use crate::protocol::{InstructionTask, PROTOCOL_VERSION, Task};
 use crate::redact;
 use crate::report::{Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, Report, RunStatus, write};
 use crate::stats::sequential::{self, SequentialPlan};
+use callgrind::{callgrind_total, keep_dumps};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+pub(crate) use io::IoSettings;
 
 /// What the runner needs besides the cases.
 #[derive(Debug)]
@@ -43,6 +48,8 @@ pub(crate) struct RunContext<'a> {
     pub sample: bool,
     /// Add an instruction-count fork per case (`--instructions`).
     pub instructions: Option<InstructionSettings>,
+    /// Add an I/O fork per case (`--io`), on every build of the run.
+    pub io: Option<IoSettings>,
     /// `--forks auto`: the sequential plan and the noise band (a fraction) that decide when a
     /// case has enough fork pairs; `settings.forks` is then the budget.
     pub sequential: Option<(SequentialPlan, f64)>,
@@ -151,15 +158,9 @@ pub(crate) fn pair_order(pair: u32) -> [Side; 2] {
 }
 
 /// Runs the last case's forks: its timed forks (in ABBA pairs for A/B runs, until decided with
-/// `--forks auto`), then its instruction forks.
+/// `--forks auto`), then its instruction forks, then its I/O forks.
 fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &Progress) -> anyhow::Result<()> {
     let label = case.label();
-    let mut sequence = 0u32;
-    let mut keep = |report: &mut Report, mut fork: Fork, side: Side| {
-        fork.sequence = Some(sequence);
-        sequence += 1;
-        record(report, fork, side);
-    };
     let stopped = || ctx.stop.load(Ordering::SeqCst);
     let started = std::time::Instant::now();
     for pair in 0..ctx.settings.forks {
@@ -168,7 +169,7 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
                 return Ok(());
             }
             for (side, fork) in lockstep::run_pair(ctx, case, pair, progress, &label) {
-                keep(report, fork, side);
+                record(report, fork, side);
             }
             write::write_atomic(ctx.out, report)?;
         } else {
@@ -177,7 +178,7 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
                 if stopped() {
                     return Ok(());
                 }
-                keep(report, run_fork(ctx, case, pair, None, side, progress, &label), side);
+                record(report, run_fork(ctx, case, pair, None, side, progress, &label), side);
                 write::write_atomic(ctx.out, report)?;
             }
         }
@@ -190,13 +191,40 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
             break;
         }
     }
-    let Some((instr, sides)) = instruction_forks(report, ctx) else { return Ok(()) };
-    for index in ctx.settings.forks..ctx.settings.forks + instr.forks {
-        for &side in &sides {
-            if stopped() {
+    counting_forks(report, case, ctx, progress, &label)
+}
+
+/// The last case's untimed forks, on every build: instruction forks (see
+/// [`instruction_forks`]), then I/O forks (`--io`). Stops at an interrupt or a failed server.
+fn counting_forks(
+    report: &mut Report,
+    case: &Case,
+    ctx: &RunContext<'_>,
+    progress: &Progress,
+    label: &str,
+) -> anyhow::Result<()> {
+    let sides = if ctx.baseline_exe.is_some() { vec![Side::Baseline, Side::Current] } else { vec![Side::Current] };
+    let instr = instruction_forks(report, ctx);
+    let instr_forks = instr.as_ref().map_or(0, |(i, _)| i.forks);
+    let io_forks = ctx.io.as_ref().map_or(0, |io| io.forks);
+    let first = ctx.settings.forks;
+    let total = first + instr_forks + io_forks;
+    for index in first..total {
+        let on = if index < first + instr_forks { instr.as_ref().map_or(&sides, |(_, s)| s) } else { &sides };
+        for &side in on {
+            if ctx.stop.load(Ordering::SeqCst) {
                 return Ok(());
             }
-            keep(report, run_fork(ctx, case, index, Some(&instr), side, progress, &label), side);
+            let fork = match (&instr, &ctx.io) {
+                (Some((i, _)), _) if index < first + instr_forks => {
+                    run_fork(ctx, case, index, Some(i), side, progress, label)
+                }
+                (_, Some(io)) => {
+                    io::run_io_fork(ctx, case, (index, total), io, side, progress, &side_label(label, side))
+                }
+                _ => unreachable!("the loop runs only the forks asked for"),
+            };
+            record(report, fork, side);
             write::write_atomic(ctx.out, report)?;
             if report.benchmarks.last().is_some_and(server_failed) {
                 return Ok(());
@@ -264,6 +292,7 @@ fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>, instr: Option<&Instr
         threads: if timed { case.threads } else { 1 },
         sample: timed && ctx.sample,
         lockstep: false,
+        io: None,
     }
 }
 
@@ -374,53 +403,14 @@ fn spawn_failed(task: &Task, message: String) -> Fork {
     }
 }
 
-/// The instructions of the measured ops: the sum over every dump the worker requested
-/// (`harness-measure`, one per instrumented window) among the callgrind output files in `dir`.
-pub(crate) fn callgrind_total(dir: &std::path::Path) -> anyhow::Result<u64> {
-    let (mut total, mut dumps) = (0u64, 0);
-    for entry in std::fs::read_dir(dir)? {
-        let text = std::fs::read_to_string(entry?.path())?;
-        if !text.lines().any(|l| l.starts_with("desc: Trigger: Client Request: harness-measure")) {
-            continue;
-        }
-        // `totals:` is the dump's cost; `summary:` is unreliable once instrumentation has been
-        // stopped and started (callgrind 3.19 prints an underflowed difference there).
-        let line = text
-            .lines()
-            .find_map(|l| l.strip_prefix("totals:"))
-            .ok_or_else(|| anyhow::anyhow!("a callgrind dump has no totals line"))?;
-        let ir = line.split_whitespace().next().ok_or_else(|| anyhow::anyhow!("empty totals line"))?;
-        total += ir.parse::<u64>()?;
-        dumps += 1;
-    }
-    anyhow::ensure!(dumps > 0, "callgrind wrote no measurement dump in {}", dir.display());
-    Ok(total)
-}
-
-/// Copies the measurement dumps of `dir` into `keep` as `<name>.callgrind.out[.N]`, the name
-/// made file-safe.
-fn keep_dumps(dir: &std::path::Path, keep: &std::path::Path, name: &str) -> anyhow::Result<()> {
-    let safe: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || "._-=".contains(c) { c } else { '_' }).collect();
-    let mut n = 0;
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if std::fs::read_to_string(&path)?.contains("desc: Trigger: Client Request: harness-measure") {
-            let suffix = if n == 0 { String::new() } else { format!(".{n}") };
-            let to = keep.join(format!("{safe}.callgrind.out{suffix}"));
-            std::fs::copy(&path, &to).map_err(|e| anyhow::anyhow!("cannot keep {}: {e}", to.display()))?;
-            n += 1;
-        }
-    }
-    Ok(())
-}
-
-/// Adds `fork` to the last case's entry, on its build's side, and rescores it.
-fn record(report: &mut Report, fork: Fork, side: Side) {
+/// Adds `fork` to the last case's entry, on its build's side, numbered in the order the case's
+/// forks ran, and rescores it.
+fn record(report: &mut Report, mut fork: Fork, side: Side) {
     if report.meta.hardware_counters.is_none() {
         report.meta.hardware_counters = fork.hardware_counters.clone();
     }
     let b = report.benchmarks.last_mut().expect("entry exists");
+    fork.sequence = Some((b.forks.len() + b.baseline_forks.len()) as u32);
     match side {
         Side::Baseline => b.add_baseline_fork(fork),
         Side::Current => b.add_fork(fork),
@@ -467,26 +457,4 @@ pub(crate) fn any_failed(report: &Report) -> bool {
         .benchmarks
         .iter()
         .any(|b| b.skipped.is_some() || b.forks.iter().chain(&b.baseline_forks).any(|f| f.status != ForkStatus::Ok))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::callgrind_total;
-
-    #[test]
-    fn callgrind_totals_are_summed_over_measure_dumps_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let dump = |name: &str, trigger: &str, summary: &str, totals: &str| {
-            let text = format!(
-                "version: 1\ndesc: Trigger: {trigger}\nevents: Ir\nsummary: {summary}\nfn=x\n0 1\ntotals: {totals}\n"
-            );
-            std::fs::write(dir.path().join(name), text).unwrap();
-        };
-        dump("callgrind.out", "Program termination", "18446744073708920984", "9");
-        dump("callgrind.out.1", "Client Request: harness-measure", "631806", "631806");
-        dump("callgrind.out.2", "Client Request: harness-measure", "321", "632136");
-        assert_eq!(callgrind_total(dir.path()).unwrap(), 631806 + 632136);
-        let empty = tempfile::tempdir().unwrap();
-        assert!(callgrind_total(empty.path()).unwrap_err().to_string().contains("no measurement dump"));
-    }
 }

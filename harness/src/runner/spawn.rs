@@ -130,8 +130,9 @@ pub(crate) fn spawn(command: &[OsString], task: &Task, pin: Option<libc::cpu_set
         // A worker that died before reading shows up in its exit status; ignore EPIPE here.
         let _ = pipe.write_all(&line);
     }
-    // Only a lockstep worker reads on after its task, one go byte per step.
-    let stdin = stdin.filter(|_| task.lockstep);
+    // Only a lockstep worker (and an I/O fork's, at its window edges) reads on after its
+    // task, one go byte per step.
+    let stdin = stdin.filter(|_| task.lockstep || task.io.is_some());
     // Stdout is drained so a chatty workload never blocks on a full pipe; only stderr's tail
     // is kept for the failure record.
     drain(child.stdout.take().expect("piped stdout"));

@@ -144,9 +144,9 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     }
     ch.send(&Message::Verified { phase: VerifyPhase::Before });
     // Before any measurer holds a connection, so that every one can flush its counts.
-    let tallied_before = match task.instructions {
-        Some(_) => vec![],
-        None => match prepared.tally() {
+    let tallied_before = match (task.instructions, task.io) {
+        (Some(_), _) | (_, Some(_)) => vec![],
+        (None, None) => match prepared.tally() {
             Ok(t) => t,
             Err(e) => return ch.fail(Stage::Verify, &e.context("server counts before the first op")),
         },
@@ -155,9 +155,10 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         Ok(b) => b,
         Err(e) => return ch.fail(Stage::Setup, &e),
     };
-    let outcome = match task.instructions {
-        Some(instr) => count_instructions(ch, instr, prepared.as_ref(), bench),
-        None => time_iterations(ch, task, prepared.as_ref(), bench, &tallied_before),
+    let outcome = match (task.instructions, task.io) {
+        (Some(instr), _) => count_instructions(ch, instr, prepared.as_ref(), bench),
+        (None, Some(io)) => count_io(ch, io, prepared.as_ref(), bench),
+        (None, None) => time_iterations(ch, task, prepared.as_ref(), bench, &tallied_before),
     };
     match outcome {
         Ok(()) => finish(ch, prepared.as_ref()),
@@ -188,6 +189,40 @@ fn count_instructions(
     bench.run_ops_between(ops, callgrind::start_instrumentation, callgrind::dump_measure_and_stop);
     ch.send(&Message::Instrumented { ops, deterministic: prepared.deterministic() });
     Ok(())
+}
+
+/// I/O mode: a short warmup, then the task's ops inside windows whose edges the parent
+/// hears (it reads its relays' counts there); nothing is timed.
+fn count_io(
+    ch: &mut Channel,
+    io: crate::protocol::IoTask,
+    prepared: &dyn Prepared,
+    mut bench: Box<dyn Bench>,
+) -> Result<(), ExitCode> {
+    if prepared.steps().is_some() {
+        let err = anyhow::anyhow!(
+            "this workload is measured in steps of table size: an I/O count of its first ops would describe an empty table; run it without --io"
+        );
+        return Err(ch.fail(Stage::Task, &err));
+    }
+    let ops = io.ops.unwrap_or(if prepared.resets_per_op() { 20 } else { 1000 });
+    bench.run_batch((ops / 10).max(1));
+    bench.run_ops_between(ops, io_window_edge, io_window_edge);
+    ch.send(&Message::IoCounted { ops });
+    Ok(())
+}
+
+/// An edge of an I/O fork's window: says `ready` and waits for the parent's go (a plain
+/// function, as `run_ops_between` takes; it writes to the result pipe as the panic hook does).
+fn io_window_edge() {
+    let mut line = serde_json::to_vec(&Message::Ready).expect("messages serialize");
+    line.push(b'\n');
+    // SAFETY: fd RESULT_FD stays open for the worker's life; ManuallyDrop never closes it.
+    let mut pipe = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(RESULT_FD) });
+    let mut go = [0u8; 1];
+    if pipe.write_all(&line).is_err() || !matches!(std::io::stdin().lock().read(&mut go), Ok(1)) {
+        std::process::exit(4);
+    }
 }
 
 /// Time mode: calibrates the batch, assembles the measurers, runs the warmup and measured

@@ -31,7 +31,8 @@ pub const REDIS_URL: ParamSpec = ParamSpec {
 /// How long connecting may take before the case fails.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
-const PARAMS: &[ParamSpec] = &[CACHE_SIZE, REDIS_URL];
+/// The params of the Redis GET workloads.
+pub(crate) const PARAMS: &[ParamSpec] = &[CACHE_SIZE, REDIS_URL];
 
 /// The redis group.
 pub static WORKLOADS: &[WorkloadDef] = &[

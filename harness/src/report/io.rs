@@ -1,0 +1,110 @@
+//! What I/O forks (`--io`) counted: the traffic between the worker and its servers, read by
+//! the parent's counting relays, per fork and per case.
+
+use super::{Fork, ForkKind, ForkStatus};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// What one I/O fork counted over its `ops` ops (after a warmup of a tenth as many).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct IoCount {
+    /// Ops counted.
+    pub ops: u64,
+    /// Round trips: flights of the client answered by the server.
+    pub round_trips: u64,
+    /// Bytes from the client to its servers.
+    pub bytes_to_server: u64,
+    /// Bytes from the servers to the client.
+    pub bytes_to_client: u64,
+    /// Client messages by type (PostgreSQL `Parse`, `Bind`, `Execute`, `Sync`, `Query`…) and
+    /// Redis commands by name (`GET`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub messages: BTreeMap<String, u64>,
+    /// Statements executed, by text: PostgreSQL's (each Execute, each simple Query) with
+    /// whitespace collapsed and literals made `?` (bound parameters are not in the text), and
+    /// Redis's commands by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub statements: BTreeMap<String, u64>,
+    /// PostgreSQL rows the server sent (`DataRow` messages).
+    pub rows_returned: u64,
+    /// Connections the worker opened during the counted ops.
+    pub connections: u64,
+    /// Where the counts come from, one line per server, and whether each is exact.
+    pub sources: Vec<IoSource>,
+}
+
+/// One source of an I/O fork's counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct IoSource {
+    /// `PostgreSQL`, `Redis`, or `none` for a case that talks to no server.
+    pub server: String,
+    /// How it was counted.
+    pub how: String,
+    /// Exact counts; false when some connection could not be read (its messages are missing).
+    pub exact: bool,
+}
+
+impl IoCount {
+    /// `value` per op.
+    pub(crate) fn per_op(&self, value: u64) -> f64 {
+        if self.ops == 0 { 0.0 } else { value as f64 / self.ops as f64 }
+    }
+
+    /// Statements executed, every text together.
+    pub(crate) fn statements_total(&self) -> u64 {
+        self.statements.values().sum()
+    }
+
+    /// The counts without the ops and sources, for telling whether two forks agree.
+    fn counts(&self) -> IoCount {
+        IoCount { ops: 0, sources: vec![], ..self.clone() }
+    }
+}
+
+/// A case's I/O counts: its first ok I/O fork's, and whether every other agreed exactly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct IoSummary {
+    /// Ok I/O forks.
+    pub forks: u32,
+    /// Every ok I/O fork counted the same over the same ops (always true for one fork).
+    pub identical: bool,
+    /// The first ok I/O fork's counts.
+    pub count: IoCount,
+}
+
+impl IoSummary {
+    /// The summary of the ok I/O forks among `forks`, if any.
+    pub(crate) fn from_forks(forks: &[Fork]) -> Option<IoSummary> {
+        let counted: Vec<&IoCount> = forks
+            .iter()
+            .filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Io)
+            .filter_map(|f| f.io.as_ref())
+            .collect();
+        let first = counted.first()?;
+        let identical = counted.iter().all(|c| c.ops == first.ops && c.counts() == first.counts());
+        Some(IoSummary { forks: counted.len() as u32, identical, count: (*first).clone() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io_fork(round_trips: u64) -> Fork {
+        Fork {
+            status: ForkStatus::Ok,
+            kind: ForkKind::Io,
+            io: Some(IoCount { ops: 10, round_trips, ..IoCount::default() }),
+            ..Fork::pending(0, Some(1))
+        }
+    }
+
+    #[test]
+    fn the_summary_says_whether_the_forks_agreed() {
+        assert_eq!(IoSummary::from_forks(&[Fork::pending(0, None)]), None);
+        let same = IoSummary::from_forks(&[io_fork(30), io_fork(30)]).unwrap();
+        assert!(same.identical && same.forks == 2 && same.count.per_op(same.count.round_trips) == 3.0);
+        assert!(!IoSummary::from_forks(&[io_fork(30), io_fork(31)]).unwrap().identical);
+    }
+}

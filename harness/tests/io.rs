@@ -1,0 +1,154 @@
+//! I/O forks (`--io`) and the I/O gate (`compare --metric io`), against the real servers: the
+//! counts each case's report records, their repeatability, and faults the gate must catch and
+//! name while their own checks pass.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+const QUICK: &[&str] = &["--forks", "1", "--warmup", "0", "--iterations", "1", "--time", "10ms", "--io"];
+
+/// `harness run ARGS --io` into `path`; panics unless it exits 0.
+fn run_io(path: &Path, args: &[&str]) -> Value {
+    let out = harness().arg("run").args(args).args(QUICK).arg("--out").arg(path).arg("--quiet").output().unwrap();
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    read_report(path)
+}
+
+/// One case's I/O counts, with its ops.
+fn io(b: &Value) -> &Value {
+    let c = &b["io"]["count"];
+    assert!(c["ops"].as_u64().unwrap() > 0, "{}: no I/O counts in {b:#}", b["name"]);
+    c
+}
+
+/// A count of `c` per op, exactly: panics unless it is a whole number per op.
+fn per_op(c: &Value, value: &Value) -> u64 {
+    let (n, ops) = (value.as_u64().unwrap_or(0), c["ops"].as_u64().unwrap());
+    assert_eq!(n % ops, 0, "{n} over {ops} ops is not a whole number per op: {c:#}");
+    n / ops
+}
+
+/// `compare BASE NEW --metric io` and extra args: exit code, stdout, stderr.
+fn gate(base: &Path, new: &Path, extra: &[&str]) -> (i32, String, String) {
+    let out = harness().args(["compare", "--metric", "io"]).arg(base).arg(new).args(extra).output().unwrap();
+    (code(&out), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Makes a fault's report stand for its twin's: the same case, as a commit that added the
+/// fault's work would leave it.
+fn rename(path: &Path, name: &str) {
+    let mut report = read_report(path);
+    for b in report["benchmarks"].as_array_mut().unwrap() {
+        b["name"] = name.into();
+    }
+    std::fs::write(path, serde_json::to_string(&report).unwrap()).unwrap();
+}
+
+#[test]
+fn cases_without_a_server_count_nothing_and_say_why() {
+    let (_dir, path) = report_path();
+    let report =
+        run_io(&path, &["-f", "^baseline/noop$|^sql/thread_select_by_id$", "-p", "db=sqlite", "-p", "row_count=50"]);
+    for b in report["benchmarks"].as_array().unwrap() {
+        let c = io(b);
+        assert_eq!((c["round_trips"].as_u64(), c["bytes_to_server"].as_u64()), (Some(0), Some(0)), "{c:#}");
+        assert_eq!(c["sources"][0]["server"], "none", "{c:#}");
+        let kinds: Vec<&str> = b["forks"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["time", "io"], "{}", b["name"]);
+    }
+    // A report without I/O counts fails the gate closed.
+    let (_d, plain) = report_path();
+    let out = harness()
+        .args(["run", "-f", "^baseline/noop$", "--iterations", "1", "--time", "10ms", "--warmup", "0", "-q"])
+        .arg("--out")
+        .arg(&plain)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0);
+    let (code, _, err) = gate(&plain, &plain, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no I/O counts") && err.contains("harness run --io"), "{err}");
+}
+
+#[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn every_sql_shape_makes_three_round_trips_per_op_on_postgres_and_twice_the_same() {
+    let (_dir, path) = report_path();
+    let args = ["-f", "^sql/", "-p", "db=postgres", "-p", "row_count=100"];
+    let first = run_io(&path, &args);
+    let (_dir2, again) = report_path();
+    let second = run_io(&again, &args);
+    let cases = first["benchmarks"].as_array().unwrap();
+    assert_eq!(cases.len(), 4, "{first:#}");
+    for (b, twin) in cases.iter().zip(second["benchmarks"].as_array().unwrap()) {
+        let c = io(b);
+        assert_eq!(per_op(c, &c["round_trips"]), 3, "{}: {c:#}", b["name"]);
+        let statements: u64 = c["statements"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+        assert_eq!(statements, 3 * c["ops"].as_u64().unwrap(), "{}: begin, select, commit: {c:#}", b["name"]);
+        assert_eq!(per_op(c, &c["rows_returned"]), 1, "{}: {c:#}", b["name"]);
+        assert_eq!(c["sources"][0]["server"], "PostgreSQL");
+        let counts = |v: &Value| {
+            let mut v = v["io"]["count"].clone();
+            v.as_object_mut().unwrap().remove("sources");
+            v
+        };
+        assert_eq!(counts(b), counts(twin), "{}: two runs of one build differ", b["name"]);
+    }
+    let (code, out, err) = gate(&path, &again, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn the_io_gate_names_an_extra_round_trip_on_postgres() {
+    let (_dir, base) = report_path();
+    let args = ["-p", "db=postgres", "-p", "row_count=100"];
+    run_io(&base, &[&["-f", "^sql/thread_select_by_id$"][..], &args].concat());
+    let (_dir2, new) = report_path();
+    run_io(&new, &[&["--hidden", "-f", "^fault/extra_round_trip$"][..], &args].concat());
+    rename(&new, "sql/thread_select_by_id");
+    let (_dir3, md) = report_path();
+    let (code, out, err) = gate(&base, &new, &["--markdown", md.to_str().unwrap()]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("REGRESSED") && out.contains("round trip(s) per op (3 → "), "{out}");
+    assert!(out.contains("+1 statement(s) per op (0 → 1): SELECT ?::int8"), "{out}");
+    assert!(err.contains("regression: 1 case(s) fail the gate"), "{err}");
+    let markdown = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        markdown.contains("**1 benchmark(s) do more I/O per op.**") && markdown.contains("SELECT ?::int8"),
+        "{markdown}"
+    );
+    let (code, json, _) = gate(&base, &new, &["--json"]);
+    assert_eq!(code, 3);
+    let doc = compare_json(json.as_bytes());
+    assert_eq!((doc["metric"].as_str(), doc["cases"][0]["verdict"].as_str()), (Some("io"), Some("regressed")));
+    assert!(doc["cases"][0]["changes"][0].as_str().unwrap().contains("round trip"), "{doc:#}");
+    let (code, out, err) = gate(&base, &base, &[]);
+    assert_eq!(code, 0, "A/A: {out}{err}");
+}
+
+#[test]
+#[ignore = "needs Redis at REDIS_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn redis_gets_are_one_round_trip_with_either_client_and_the_gate_catches_one_too_many() {
+    let (_dir, path) = report_path();
+    let report = run_io(&path, &["-f", "^redis/", "-p", "cache_size=100"]);
+    let expected = [("redis/redis_rs_get", 1), ("redis/fred_get", 1), ("redis/near_hit", 0), ("redis/near_miss", 1)];
+    for (name, trips) in expected {
+        let c = io(bench(&report, name));
+        assert_eq!(per_op(c, &c["round_trips"]), trips, "{name}: {c:#}");
+        assert_eq!(per_op(c, &c["messages"]["GET"]), trips, "{name}: {c:#}");
+    }
+    let (_dir2, base) = report_path();
+    run_io(&base, &["-f", "^redis/redis_rs_get$", "-p", "cache_size=100"]);
+    let (_dir3, new) = report_path();
+    run_io(&new, &["--hidden", "-f", "^fault/extra_get$", "-p", "cache_size=100"]);
+    rename(&new, "redis/redis_rs_get");
+    let (code, out, err) = gate(&base, &new, &[]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains("+1 round trip(s) per op (1 → 2)") && out.contains("+1 statement(s) per op (1 → 2): GET"),
+        "{out}"
+    );
+}
