@@ -3,6 +3,7 @@
 
 use crate::format::{nanos, si};
 use crate::report::Benchmark;
+use crate::report::io::IoSummary;
 
 /// The cells of one case, formatted for people; `-` where the case has no such number.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,7 +29,7 @@ pub(crate) struct CaseRow {
     pub trips: String,
     /// Statements per op from the I/O fork.
     pub statements: String,
-    /// Rows the server returned per op, from the I/O fork.
+    /// Rows the server read per op, from the I/O fork's server counts (PostgreSQL).
     pub rows: String,
     /// Latency percentiles (`--mode sample`).
     pub p50: String,
@@ -67,7 +68,7 @@ impl CaseRow {
             }),
             trips: io_per_op(b, |c| c.round_trips),
             statements: io_per_op(b, crate::report::io::IoCount::statements_total),
-            rows: io_per_op(b, |c| c.rows_returned),
+            rows: b.io.as_ref().and_then(IoSummary::rows_read_per_op).map_or("-".into(), per_op_text),
             p50: percentile("p50").unwrap_or_else(|| "-".into()),
             p99: percentile("p99").unwrap_or_else(|| "-".into()),
             p999: percentile("p99.9").unwrap_or_else(|| "-".into()),
@@ -80,17 +81,20 @@ impl CaseRow {
 /// disagreed.
 fn io_per_op(b: &Benchmark, get: fn(&crate::report::io::IoCount) -> u64) -> String {
     b.io.as_ref().map_or("-".into(), |io| {
-        let v = io.count.per_op(get(&io.count));
-        let shown = if (v - v.round()).abs() < 1e-9 { format!("{}", v.round()) } else { format!("{v:.2}") };
-        format!("{}{shown}", if io.identical { "" } else { "~" })
+        format!("{}{}", if io.identical { "" } else { "~" }, per_op_text(io.count.per_op(get(&io.count))))
     })
+}
+
+/// A count per op as people read it: whole when it is, else two decimals.
+pub(crate) fn per_op_text(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 { format!("{}", v.round() as i64) } else { format!("{v:.2}") }
 }
 
 /// Under a table with a `(client)` instruction or allocation count: what it leaves out.
 pub(crate) const CLIENT_ONLY: &str = "(client): instructions and allocations of the client only; the server's work for the op (PostgreSQL, Redis) is not counted, nor libpq's C allocations (Diesel on PostgreSQL)";
 
 /// The headers of the I/O columns (`--io`), in [`CaseRow`]'s order.
-pub(crate) const IO_HEADER: [&str; 3] = ["trips/op", "stmts/op", "rows/op"];
+pub(crate) const IO_HEADER: [&str; 3] = ["trips/op", "stmts/op", "rows read/op"];
 
 /// The header of the score's error column.
 pub(crate) const ERROR_HEADER: &str = "± error (99.9%)";

@@ -102,7 +102,7 @@ fn every_sql_shape_makes_three_round_trips_per_op_on_postgres_and_twice_the_same
 
 #[test]
 #[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
-fn the_io_gate_names_an_extra_round_trip_on_postgres() {
+fn the_io_gate_names_an_extra_round_trip_and_an_n_plus_one_on_postgres() {
     let (_dir, base) = report_path();
     let args = ["-p", "db=postgres", "-p", "row_count=100"];
     run_io(&base, &[&["-f", "^sql/thread_select_by_id$"][..], &args].concat());
@@ -127,6 +127,20 @@ fn the_io_gate_names_an_extra_round_trip_on_postgres() {
     assert!(doc["cases"][0]["changes"][0].as_str().unwrap().contains("round trip"), "{doc:#}");
     let (code, out, err) = gate(&base, &base, &[]);
     assert_eq!(code, 0, "A/A: {out}{err}");
+    // N+1: a list, then one select per listed row.
+    let (_dir4, n_plus_one) = report_path();
+    run_io(&n_plus_one, &[&["--hidden", "-f", "^fault/n_plus_one$"][..], &args].concat());
+    rename(&n_plus_one, "sql/thread_select_by_id");
+    let (code, out, err) = gate(&base, &n_plus_one, &[]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains("+1 statement(s) per op (0 → 1): SELECT id FROM benchmark_users ORDER BY id LIMIT ?"),
+        "{out}"
+    );
+    assert!(
+        out.contains("+5 statement(s) per op (0 → 5): SELECT username FROM benchmark_users WHERE id = $1"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -151,4 +165,28 @@ fn redis_gets_are_one_round_trip_with_either_client_and_the_gate_catches_one_too
         out.contains("+1 round trip(s) per op (1 → 2)") && out.contains("+1 statement(s) per op (1 → 2): GET"),
         "{out}"
     );
+}
+
+#[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL and valgrind: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn a_missing_index_passes_the_instruction_gate_and_fails_the_io_gate() {
+    let args = ["-p", "db=postgres", "-p", "row_count=1000", "--instructions"];
+    let (_dir, base) = report_path();
+    run_io(&base, &[&["-f", "^sql/thread_select_by_id$"][..], &args].concat());
+    let (_dir2, new) = report_path();
+    run_io(&new, &[&["--hidden", "-f", "^fault/missing_index$"][..], &args].concat());
+    rename(&new, "sql/thread_select_by_id");
+    let blind = harness().args(["compare", "--metric", "instructions"]).arg(&base).arg(&new).output().unwrap();
+    let shown = String::from_utf8_lossy(&blind.stdout);
+    assert_eq!(
+        code(&blind),
+        0,
+        "the client's instructions barely move: {shown}{}",
+        String::from_utf8_lossy(&blind.stderr)
+    );
+    let (code, out, err) = gate(&base, &new, &[]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("sequential scans (pg_seq_scan) +1 per op (0 → 1)"), "{out}");
+    assert!(out.contains("rows read by sequential scans (pg_seq_tup_read) +"), "{out}");
+    assert!(out.contains("base trips/op") && !out.contains("round trip(s) per op"), "same traffic: {out}");
 }

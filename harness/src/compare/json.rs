@@ -71,9 +71,9 @@ pub(crate) struct InstructionPair {
 #[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct IoPair {
     /// The base report's.
-    pub base: Option<crate::report::io::IoCount>,
+    pub base: Option<crate::report::io::IoSummary>,
     /// The new report's.
-    pub new: Option<crate::report::io::IoCount>,
+    pub new: Option<crate::report::io::IoSummary>,
 }
 
 /// One case.

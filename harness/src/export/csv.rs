@@ -6,7 +6,7 @@ use crate::report::Report;
 /// The CSV exporter.
 pub(super) struct Csv;
 
-const HEADER: [&str; 22] = [
+const HEADER: [&str; 23] = [
     "benchmark",
     "params",
     "threads",
@@ -27,6 +27,7 @@ const HEADER: [&str; 22] = [
     "messages_per_op",
     "bytes_per_op",
     "rows_returned_per_op",
+    "rows_read_per_op",
     "p50_ns",
     "p99_ns",
 ];
@@ -69,6 +70,7 @@ impl Exporter for Csv {
                 opt(io(b, |c| c.messages.values().sum())),
                 opt(io(b, |c| c.bytes_to_server + c.bytes_to_client)),
                 opt(io(b, |c| c.rows_returned)),
+                opt(b.io.as_ref().and_then(crate::report::io::IoSummary::rows_read_per_op)),
                 opt(pct("p50")),
                 opt(pct("p99")),
             ])?;

@@ -18,7 +18,7 @@ const HEADER: [&str; 12] = [
     "allocs/op",
     "trips/op",
     "stmts/op",
-    "rows/op",
+    "rows read/op",
     "p50",
     "p99",
 ];

@@ -60,7 +60,9 @@ pub(crate) mod fixture {
 
     use crate::report::io::{IoCount, IoSummary};
     use crate::report::latency::{Concurrency, ForkLatency, LatencySummary};
-    use crate::report::{AllocSummary, Benchmark, Fork, ForkStatus, InstructionSummary, Iteration, Report, Score};
+    use crate::report::{
+        AllocSummary, Benchmark, Fork, ForkKind, ForkStatus, InstructionSummary, Iteration, Report, Score,
+    };
 
     fn fork(index: u32, rates: &[u64]) -> Fork {
         Fork {
@@ -117,7 +119,16 @@ pub(crate) mod fixture {
             connections: 0,
             sources: vec![],
         };
-        sql.io = Some(IoSummary { forks: 1, identical: true, count: io });
+        let server = [("ops_run", 1100), ("pg_seq_tup_read", 0), ("pg_idx_tup_fetch", 1100), ("pg_idx_scan", 1100)];
+        let server = server.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let fork = Fork {
+            status: ForkStatus::Ok,
+            kind: ForkKind::Io,
+            io: Some(io),
+            observed: server,
+            ..Fork::pending(2, None)
+        };
+        sql.io = IoSummary::from_forks(&[fork]);
         let _: &Benchmark = &sql;
         report.benchmarks = vec![noop, sql];
         report

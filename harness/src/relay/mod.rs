@@ -151,6 +151,11 @@ fn relay_connection(
     tally: &Arc<Mutex<Tally>>,
     streams: &Arc<Mutex<Vec<TcpStream>>>,
 ) {
+    // Without NODELAY, Nagle's algorithm on the relay's side and the peer's delayed ACK hold
+    // each small write of a pipelining client for up to 200 ms.
+    if client.set_nodelay(true).and(server.set_nodelay(true)).is_err() {
+        return;
+    }
     let clone = |s: &TcpStream| s.try_clone();
     let (Ok(answer_c), Ok(answer_s), Ok(to_client), Ok(keep_c), Ok(keep_s)) =
         (clone(&client), clone(&server), clone(&client), clone(&client), clone(&server))

@@ -62,8 +62,27 @@ impl IoCount {
     }
 }
 
+/// A case's I/O counts per op.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct IoPerOp {
+    /// Round trips per op.
+    pub round_trips: f64,
+    /// Statements per op.
+    pub statements: f64,
+    /// Client messages per op.
+    pub messages: f64,
+    /// Bytes both ways per op.
+    pub bytes: f64,
+    /// Rows the server sent per op.
+    pub rows_returned: f64,
+    /// Rows the server read per op (PostgreSQL: rows read by sequential scans and fetched by
+    /// index scans of the fork's table), where it counted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_read: Option<f64>,
+}
+
 /// A case's I/O counts: its first ok I/O fork's, and whether every other agreed exactly.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct IoSummary {
     /// Ok I/O forks.
     pub forks: u32,
@@ -71,19 +90,52 @@ pub(crate) struct IoSummary {
     pub identical: bool,
     /// The first ok I/O fork's counts.
     pub count: IoCount,
+    /// The same per op, for readers of the report.
+    pub per_op: IoPerOp,
+    /// What the servers counted of that fork's work (its `observed`, with `ops_run`: every op
+    /// it ran, the warmup's included), e.g. `pg_seq_scan`, `pg_seq_tup_read`, `pg_wal_bytes`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server: BTreeMap<String, i64>,
 }
 
 impl IoSummary {
+    /// Rows the server read per op (PostgreSQL's rows read by sequential scans and fetched by
+    /// index scans of the fork's table), if it counted them.
+    pub(crate) fn rows_read_per_op(&self) -> Option<f64> {
+        let (seq, ops) = self.server_per_op("pg_seq_tup_read")?;
+        let (idx, _) = self.server_per_op("pg_idx_tup_fetch")?;
+        Some((seq + idx) as f64 / ops as f64)
+    }
+
+    /// A server count per op (over `ops_run`), if the fork has it.
+    pub(crate) fn server_per_op(&self, name: &str) -> Option<(i64, i64)> {
+        let ops = *self.server.get("ops_run")?;
+        self.server.get(name).map(|v| (*v, ops.max(1)))
+    }
+
     /// The summary of the ok I/O forks among `forks`, if any.
     pub(crate) fn from_forks(forks: &[Fork]) -> Option<IoSummary> {
-        let counted: Vec<&IoCount> = forks
-            .iter()
-            .filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Io)
-            .filter_map(|f| f.io.as_ref())
-            .collect();
-        let first = counted.first()?;
-        let identical = counted.iter().all(|c| c.ops == first.ops && c.counts() == first.counts());
-        Some(IoSummary { forks: counted.len() as u32, identical, count: (*first).clone() })
+        let counted: Vec<&Fork> =
+            forks.iter().filter(|f| f.status == ForkStatus::Ok && f.kind == ForkKind::Io && f.io.is_some()).collect();
+        let (first, io) = counted.first().and_then(|f| f.io.as_ref().map(|io| (*f, io)))?;
+        let same = |f: &&Fork| f.io.as_ref().is_some_and(|c| c.ops == io.ops && c.counts() == io.counts());
+        let identical = counted.iter().all(same);
+        let mut summary = IoSummary {
+            forks: counted.len() as u32,
+            identical,
+            count: io.clone(),
+            per_op: IoPerOp {
+                round_trips: io.per_op(io.round_trips),
+                statements: io.per_op(io.statements_total()),
+                messages: io.per_op(io.messages.values().sum()),
+                bytes: io.per_op(io.bytes_to_server + io.bytes_to_client),
+                rows_returned: io.per_op(io.rows_returned),
+                rows_read: None,
+            },
+            server: first.observed.clone(),
+        };
+        summary.per_op.rows_read = summary.rows_read_per_op();
+        Some(summary)
     }
 }
 

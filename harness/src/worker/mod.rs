@@ -144,9 +144,9 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     }
     ch.send(&Message::Verified { phase: VerifyPhase::Before });
     // Before any measurer holds a connection, so that every one can flush its counts.
-    let tallied_before = match (task.instructions, task.io) {
-        (Some(_), _) | (_, Some(_)) => vec![],
-        (None, None) => match prepared.tally() {
+    let tallied_before = match task.instructions {
+        Some(_) => vec![],
+        None => match prepared.tally() {
             Ok(t) => t,
             Err(e) => return ch.fail(Stage::Verify, &e.context("server counts before the first op")),
         },
@@ -157,7 +157,7 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     };
     let outcome = match (task.instructions, task.io) {
         (Some(instr), _) => count_instructions(ch, instr, prepared.as_ref(), bench),
-        (None, Some(io)) => count_io(ch, io, prepared.as_ref(), bench),
+        (None, Some(io)) => count_io(ch, io, prepared.as_ref(), bench, &tallied_before),
         (None, None) => time_iterations(ch, task, prepared.as_ref(), bench, &tallied_before),
     };
     match outcome {
@@ -192,12 +192,14 @@ fn count_instructions(
 }
 
 /// I/O mode: a short warmup, then the task's ops inside windows whose edges the parent
-/// hears (it reads its relays' counts there); nothing is timed.
+/// hears (it reads its relays' counts there); nothing is timed. The servers' counts are read
+/// as in time mode, around every op the fork ran (the warmup's included, as `ops_run` says).
 fn count_io(
     ch: &mut Channel,
     io: crate::protocol::IoTask,
     prepared: &dyn Prepared,
     mut bench: Box<dyn Bench>,
+    tallied_before: &[workloads::Tally],
 ) -> Result<(), ExitCode> {
     if prepared.steps().is_some() {
         let err = anyhow::anyhow!(
@@ -206,10 +208,12 @@ fn count_io(
         return Err(ch.fail(Stage::Task, &err));
     }
     let ops = io.ops.unwrap_or(if prepared.resets_per_op() { 20 } else { 1000 });
-    bench.run_batch((ops / 10).max(1));
+    let warmup = (ops / 10).max(1);
+    bench.run_batch(warmup);
     bench.run_ops_between(ops, io_window_edge, io_window_edge);
     ch.send(&Message::IoCounted { ops });
-    Ok(())
+    drop(bench);
+    tally_after(ch, prepared, tallied_before, warmup + ops)
 }
 
 /// An edge of an I/O fork's window: says `ready` and waits for the parent's go (a plain

@@ -37,6 +37,23 @@ impl TableCount {
     }
 }
 
+/// The counts [`PgDb::tallies`] records beside the checked ones, in its query's order from
+/// column 3, with who keeps them: the table's own counts, and the server's WAL (server-wide).
+const RECORDED: [(&str, &str); 12] = [
+    ("pg_seq_scan", "PostgreSQL's pg_stat_user_tables"),
+    ("pg_idx_scan", "PostgreSQL's pg_stat_user_tables"),
+    ("pg_seq_tup_read", "PostgreSQL's pg_stat_user_tables"),
+    ("pg_idx_tup_fetch", "PostgreSQL's pg_stat_user_tables"),
+    ("pg_tup_upd", "PostgreSQL's pg_stat_user_tables"),
+    ("pg_tup_del", "PostgreSQL's pg_stat_user_tables"),
+    ("pg_heap_blks", "PostgreSQL's pg_statio_user_tables (hit + read)"),
+    ("pg_heap_blks_read", "PostgreSQL's pg_statio_user_tables"),
+    ("pg_idx_blks", "PostgreSQL's pg_statio_user_tables (hit + read)"),
+    ("pg_idx_blks_read", "PostgreSQL's pg_statio_user_tables"),
+    ("pg_wal_records", "PostgreSQL's pg_stat_wal (server-wide)"),
+    ("pg_wal_bytes", "PostgreSQL's pg_stat_wal (server-wide)"),
+];
+
 /// A blocking connection with its workload's prepared statements.
 pub struct PgConn {
     /// The connection.
@@ -154,8 +171,16 @@ impl PgDb {
             return Ok(vec![]);
         }
         let row = conn.client.query_one(
-            "SELECT coalesce(s.idx_scan, 0) + s.seq_scan, s.n_tup_ins, d.xact_commit
-             FROM pg_stat_user_tables s, pg_stat_database d
+            "SELECT coalesce(s.idx_scan, 0) + s.seq_scan, s.n_tup_ins, d.xact_commit,
+                    s.seq_scan, coalesce(s.idx_scan, 0), s.seq_tup_read, coalesce(s.idx_tup_fetch, 0),
+                    s.n_tup_upd, s.n_tup_del,
+                    coalesce(io.heap_blks_hit, 0) + coalesce(io.heap_blks_read, 0),
+                    coalesce(io.heap_blks_read, 0),
+                    coalesce(io.idx_blks_hit, 0) + coalesce(io.idx_blks_read, 0),
+                    coalesce(io.idx_blks_read, 0),
+                    w.wal_records, w.wal_bytes::int8
+             FROM pg_stat_user_tables s
+             JOIN pg_statio_user_tables io ON io.relid = s.relid, pg_stat_database d, pg_stat_wal w
              WHERE s.schemaname = $1 AND s.relname = $2 AND d.datname = current_database()",
             &[&self.schema, &table],
         )?;
@@ -174,6 +199,12 @@ impl PgDb {
             per_op: PerOp::AtLeast(1),
             keeper: "PostgreSQL's pg_stat_database",
         });
+        tallies.extend(RECORDED.iter().enumerate().map(|(i, &(name, keeper))| Tally {
+            name,
+            value: row.get(3 + i),
+            per_op: PerOp::Recorded,
+            keeper,
+        }));
         Ok(tallies)
     }
 

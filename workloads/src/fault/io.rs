@@ -1,7 +1,8 @@
 //! Hidden I/O faults: workloads that pass their own correctness checks yet do more work with
 //! their server than their twin, so that tests can prove the I/O gate (`compare --metric io`)
-//! catches each one and names the change. They declare no server counts (the extra work would
-//! fail the twin's), so only the I/O fork sees what they do.
+//! catches each one and names the change. The extra-work faults declare no checked server counts
+//! (the extra statement would fail their twin's); `fault/missing_index` keeps its twin's, which
+//! count one scan per op whichever plan the server picks.
 
 use crate::params::ParamSpec;
 use crate::redis::{PARAMS as REDIS_PARAMS, RedisCase, RedisRsGet};
@@ -23,6 +24,35 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         shareable: true,
     },
     WorkloadDef {
+        name: "fault/n_plus_one",
+        about: "sql/thread_select_by_id, then a list of 5 ids and one select per listed row (N+1): its checks pass, 6 more statements per op",
+        params: &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES],
+        hidden: true,
+        setup: |ctx| Ok(blocking(NPlusOne(crate::sql::ThreadSelect::create(&crate::sql::SqlConfig::from(ctx)?)?))),
+        servers: crate::db::servers,
+        op_floor: crate::def::OpFloor::None,
+        ops_ceiling: crate::def::no_ceiling,
+        shareable: true,
+    },
+    WorkloadDef {
+        name: "fault/missing_index",
+        about: "sql/thread_select_by_id on a table whose primary key was dropped after seeding: the same statements and round trips, and a sequential scan per op",
+        params: &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES_ONLY],
+        hidden: true,
+        setup: |ctx| {
+            let select = crate::sql::ThreadSelect::create(&crate::sql::SqlConfig::from(ctx)?)?;
+            let crate::db::Db::Postgres(pg) = &select.fixture().0 else {
+                anyhow::bail!("fault/missing_index runs on PostgreSQL only: pass -p db=postgres");
+            };
+            pg.pool.get()?.client.batch_execute("ALTER TABLE benchmark_users DROP CONSTRAINT benchmark_users_pkey")?;
+            Ok(blocking(select))
+        },
+        servers: crate::db::servers,
+        op_floor: crate::def::OpFloor::None,
+        ops_ceiling: crate::def::no_ceiling,
+        shareable: true,
+    },
+    WorkloadDef {
         name: "fault/extra_get",
         about: "redis/redis_rs_get with one GET too many per op: its checks pass, two GETs per op",
         params: REDIS_PARAMS,
@@ -37,6 +67,10 @@ pub static WORKLOADS: &[WorkloadDef] = &[
 
 /// `db` of `fault/extra_round_trip`: PostgreSQL, where the extra statement is a round trip.
 const POSTGRES: ParamSpec = ParamSpec { defaults: &["postgres"], ..crate::db::DB };
+
+/// `db` of `fault/missing_index`: only PostgreSQL can lose a table's primary key.
+const POSTGRES_ONLY: ParamSpec =
+    ParamSpec { kind: crate::params::ParamKind::Choice(&["postgres"]), defaults: &["postgres"], ..crate::db::DB };
 
 /// `fault/extra_round_trip`: its twin's op, then `SELECT 1` on a pooled connection.
 struct ExtraRoundTrip(crate::sql::ThreadSelect);
@@ -73,6 +107,65 @@ impl Workload for ExtraRoundTrip {
     }
     fn verify(&self, phase: Phase) -> anyhow::Result<()> {
         Workload::verify(&self.0, phase)
+    }
+    fn teardown(&self) -> anyhow::Result<()> {
+        Workload::teardown(&self.0)
+    }
+}
+
+/// Rows `fault/n_plus_one` lists per op.
+const LISTED: i64 = 5;
+
+/// `fault/n_plus_one`: its twin's op, then a list and one select per listed row.
+struct NPlusOne(crate::sql::ThreadSelect);
+
+impl NPlusOne {
+    /// The list, then one select per row: the names' total length.
+    fn list_then_each(&self) -> anyhow::Result<i64> {
+        const LIST: &str = "SELECT id FROM benchmark_users ORDER BY id LIMIT 5";
+        const EACH: &str = "SELECT username FROM benchmark_users WHERE id = $1";
+        let mut total = 0;
+        match &self.0.fixture().0 {
+            crate::db::Db::Postgres(pg) => {
+                let mut conn = pg.pool.get()?;
+                let ids: Vec<i64> = conn.client.query(LIST, &[])?.iter().map(|r| r.get(0)).collect();
+                for id in ids {
+                    total += conn.client.query_one(EACH, &[&id])?.get::<_, String>(0).len() as i64;
+                }
+            }
+            crate::db::Db::Sqlite(db) => {
+                let conn = db.pool.get()?;
+                let ids: Vec<i64> =
+                    conn.borrow_owner().prepare_cached(LIST)?.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+                for id in ids {
+                    let name: String = conn.borrow_owner().prepare_cached(EACH)?.query_row([id], |r| r.get(0))?;
+                    total += name.len() as i64;
+                }
+            }
+        }
+        Ok(total)
+    }
+}
+
+impl Workload for NPlusOne {
+    type Local = <crate::sql::ThreadSelect as Workload>::Local;
+    type Output = i64;
+    fn deterministic(&self) -> bool {
+        Workload::deterministic(&self.0)
+    }
+    fn local(&self, thread: usize) -> anyhow::Result<Self::Local> {
+        Workload::local(&self.0, thread)
+    }
+    fn op(&self, local: &mut Self::Local) -> i64 {
+        let found = Workload::op(&self.0, local);
+        std::hint::black_box(self.list_then_each().expect("the list and its selects"));
+        found
+    }
+    fn verify(&self, phase: Phase) -> anyhow::Result<()> {
+        Workload::verify(&self.0, phase)?;
+        let seeded = self.0.ids().len() as i64;
+        anyhow::ensure!(seeded >= LISTED, "fault/n_plus_one lists {LISTED} rows: seed at least as many (row_count)");
+        self.list_then_each().map(|_| ())
     }
     fn teardown(&self) -> anyhow::Result<()> {
         Workload::teardown(&self.0)
