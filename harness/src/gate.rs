@@ -6,7 +6,7 @@
 use crate::BadInput;
 use crate::app::read_report;
 use crate::cli::SameInstructions;
-use crate::compare::json;
+use crate::compare::{CountComparison, json};
 use crate::report::{Report, write};
 use std::process::ExitCode;
 
@@ -195,41 +195,36 @@ fn one_each<'a>(metric: &str, base: &'a [Report], new: &'a [Report]) -> Result<(
 }
 
 fn instruction_gate(args: &crate::cli::CompareArgs, base: &[Report], new: &[Report]) -> Result<Gate, BadInput> {
-    use crate::compare::instructions::{self, Limits, Verdict};
+    use crate::compare::instructions::{self, Limits};
     let (base, new) = one_each("instructions", base, new)?;
     let thresholds = thresholds(args)?;
     let limits = Limits { deterministic_pct: args.max_regression, varying_pct: args.max_regression_varying };
-    let c = instructions::compare(base, new, limits, &thresholds);
-    let no_counts = c.labels(Verdict::NoData);
-    if !no_counts.is_empty() || c.rows.iter().all(|r| r.base.is_none() && r.new.is_none()) {
-        let shown = if no_counts.is_empty() { "every case".to_string() } else { no_counts.join(", ") };
-        return Err(BadInput(format!(
-            "--metric instructions: no instruction counts for {shown} in one or both reports: make both with `harness run --instructions`; a gate that measured nothing cannot pass"
-        )));
-    }
-    let mut failing: Vec<String> = c.labels(Verdict::Regressed).into_iter().map(String::from).collect();
-    failing.extend(missing_cases(args, c.labels(Verdict::Missing).into_iter()));
-    let summary = c.summary_line();
-    let mut shown = c;
-    if args.only_changed {
-        shown.retain_changed();
-    }
-    let text = format!("{}{summary}\n", instructions::render_text(&shown));
-    let document = instructions::to_json(&shown, no_decision());
-    Ok(Gate { text, document, markdown: instructions::render_markdown(&shown), failing, untested: vec![] })
+    count_gate(args, instructions::compare(base, new, limits, &thresholds), ("instructions", "instruction counts"))
 }
 
 fn io_gate(args: &crate::cli::CompareArgs, base: &[Report], new: &[Report]) -> Result<Gate, BadInput> {
-    use crate::compare::instructions::Verdict;
-    use crate::compare::io;
     let (base, new) = one_each("io", base, new)?;
     let thresholds = thresholds(args)?;
-    let c = io::compare(base, new, &|name, label| thresholds.io.for_case(name, label));
+    count_gate(
+        args,
+        crate::compare::io::compare(base, new, &|name, label| thresholds.io.for_case(name, label)),
+        ("io", "I/O counts"),
+    )
+}
+
+/// The gate on a comparison of counts (`(flag, what)`: `--metric FLAG`, made with `run
+/// --FLAG`): fails closed without counts, fails on a regressed or missing case.
+fn count_gate(
+    args: &crate::cli::CompareArgs,
+    c: impl CountComparison,
+    (flag, what): (&str, &str),
+) -> Result<Gate, BadInput> {
+    use crate::compare::instructions::Verdict;
     let no_counts = c.labels(Verdict::NoData);
-    if !no_counts.is_empty() || c.rows.iter().all(|r| r.base.is_none() && r.new.is_none()) {
+    if !no_counts.is_empty() || c.verdicts().iter().all(|(_, _, counted)| !counted) {
         let shown = if no_counts.is_empty() { "every case".to_string() } else { no_counts.join(", ") };
         return Err(BadInput(format!(
-            "--metric io: no I/O counts for {shown} in one or both reports: make both with `harness run --io`; a gate that measured nothing cannot pass"
+            "--metric {flag}: no {what} for {shown} in one or both reports: make both with `harness run --{flag}`; a gate that measured nothing cannot pass"
         )));
     }
     let mut failing: Vec<String> = c.labels(Verdict::Regressed).into_iter().map(String::from).collect();
@@ -239,7 +234,6 @@ fn io_gate(args: &crate::cli::CompareArgs, base: &[Report], new: &[Report]) -> R
     if args.only_changed {
         shown.retain_changed();
     }
-    let text = format!("{}{summary}\n", io::render_text(&shown));
-    let document = io::to_json(&shown, no_decision());
-    Ok(Gate { text, document, markdown: io::render_markdown(&shown), failing, untested: vec![] })
+    let text = format!("{}{summary}\n", shown.text());
+    Ok(Gate { text, document: shown.json(no_decision()), markdown: shown.markdown(), failing, untested: vec![] })
 }

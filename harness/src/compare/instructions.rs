@@ -5,7 +5,7 @@
 //! several instruction forks the median per-op count is compared and the spread shown; workloads
 //! whose counts vary run to run (`~`) get their own threshold.
 
-use super::case_pairs;
+use super::{CountComparison, case_pairs};
 use crate::report::{Benchmark, Report};
 use std::collections::BTreeMap;
 
@@ -168,28 +168,25 @@ pub(crate) struct Comparison {
     pub rows: Vec<Row>,
 }
 
-impl Comparison {
-    /// Counts of the verdicts, one line.
-    pub(crate) fn summary_line(&self) -> String {
-        let n = |v: Verdict| self.labels(v).len();
-        format!(
-            "{} regressed, {} improved, {} unchanged, {} missing in new, {} new",
-            n(Verdict::Regressed),
-            n(Verdict::Improved),
-            n(Verdict::Unchanged),
-            n(Verdict::Missing),
-            n(Verdict::Extra)
-        )
+impl super::CountComparison for Comparison {
+    fn verdicts(&self) -> Vec<(&str, Verdict, bool)> {
+        self.rows.iter().map(|r| (r.label.as_str(), r.verdict, r.base.is_some() || r.new.is_some())).collect()
     }
 
-    /// Keeps only the cases that changed or cannot be compared (`--only-changed`).
-    pub(crate) fn retain_changed(&mut self) {
+    fn retain_changed(&mut self) {
         self.rows.retain(|r| r.verdict != Verdict::Unchanged);
     }
 
-    /// Labels of the cases with the verdict `v`.
-    pub(crate) fn labels(&self, v: Verdict) -> Vec<&str> {
-        self.rows.iter().filter(|r| r.verdict == v).map(|r| r.label.as_str()).collect()
+    fn text(&self) -> String {
+        render_text(self)
+    }
+
+    fn markdown(&self) -> String {
+        render_markdown(self)
+    }
+
+    fn json(&self, decision: super::json::Decision) -> super::json::Document {
+        to_json(self, decision)
     }
 }
 

@@ -1,11 +1,11 @@
 //! What a persistence path did per op, from `--io` runs, case by case: statements (by text),
 //! client messages (by type) and the fork's own table's scans are integers, compared exactly, so
 //! any increase regresses; round trips regress by half a trip per op (a pipelining client's
-//! timing moves them by a fraction); bytes, rows and blocks grow within a threshold. The gate fails closed like the
-//! instruction gate, and it says in words what changed.
+//! timing moves them by a fraction); bytes, rows and blocks grow within a threshold. The gate
+//! fails closed like the instruction gate, and it says in words what changed.
 
-use super::case_pairs;
 use super::instructions::Verdict;
+use super::{CountComparison, case_pairs};
 use crate::report::io::{IoCount, IoSummary};
 use crate::report::{Benchmark, Report};
 use crate::row::per_op_text;
@@ -38,28 +38,25 @@ pub(crate) struct Comparison {
     pub rows: Vec<Row>,
 }
 
-impl Comparison {
-    /// Counts of the verdicts, one line.
-    pub(crate) fn summary_line(&self) -> String {
-        let n = |v: Verdict| self.labels(v).len();
-        format!(
-            "{} regressed, {} improved, {} unchanged, {} missing in new, {} new",
-            n(Verdict::Regressed),
-            n(Verdict::Improved),
-            n(Verdict::Unchanged),
-            n(Verdict::Missing),
-            n(Verdict::Extra)
-        )
+impl super::CountComparison for Comparison {
+    fn verdicts(&self) -> Vec<(&str, Verdict, bool)> {
+        self.rows.iter().map(|r| (r.label.as_str(), r.verdict, r.base.is_some() || r.new.is_some())).collect()
     }
 
-    /// Labels of the cases with the verdict `v`.
-    pub(crate) fn labels(&self, v: Verdict) -> Vec<&str> {
-        self.rows.iter().filter(|r| r.verdict == v).map(|r| r.label.as_str()).collect()
-    }
-
-    /// Keeps only the cases that changed or cannot be compared (`--only-changed`).
-    pub(crate) fn retain_changed(&mut self) {
+    fn retain_changed(&mut self) {
         self.rows.retain(|r| r.verdict != Verdict::Unchanged);
+    }
+
+    fn text(&self) -> String {
+        render_text(self)
+    }
+
+    fn markdown(&self) -> String {
+        render_markdown(self)
+    }
+
+    fn json(&self, decision: super::json::Decision) -> super::json::Document {
+        to_json(self, decision)
     }
 }
 

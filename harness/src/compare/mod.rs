@@ -22,6 +22,39 @@ pub enum Metric {
     Io,
 }
 
+/// A comparison of counts (instructions, I/O): one verdict per case, rendered three ways.
+pub(crate) trait CountComparison {
+    /// Each case's label and verdict, and whether either report has its counts.
+    fn verdicts(&self) -> Vec<(&str, instructions::Verdict, bool)>;
+    /// Keeps only the cases that changed or cannot be compared (`--only-changed`).
+    fn retain_changed(&mut self);
+    /// The plain-text table.
+    fn text(&self) -> String;
+    /// The Markdown summary.
+    fn markdown(&self) -> String;
+    /// The `compare --json` document, with the gate's decision.
+    fn json(&self, decision: json::Decision) -> json::Document;
+
+    /// Labels of the cases with the verdict `v`.
+    fn labels(&self, v: instructions::Verdict) -> Vec<&str> {
+        self.verdicts().into_iter().filter(|(_, verdict, _)| *verdict == v).map(|(l, _, _)| l).collect()
+    }
+
+    /// Counts of the verdicts, one line.
+    fn summary_line(&self) -> String {
+        use instructions::Verdict;
+        let n = |v: Verdict| self.labels(v).len();
+        format!(
+            "{} regressed, {} improved, {} unchanged, {} missing in new, {} new",
+            n(Verdict::Regressed),
+            n(Verdict::Improved),
+            n(Verdict::Unchanged),
+            n(Verdict::Missing),
+            n(Verdict::Extra)
+        )
+    }
+}
+
 /// Every case of either report by label, in the base report's order then the new ones.
 pub(crate) fn case_pairs<'a>(
     base: &'a Report,
