@@ -41,7 +41,21 @@ fn failure_kind(stage: Stage) -> FailureKind {
     }
 }
 
-impl Progress<'_> {
+impl<'a> Progress<'a> {
+    /// Nothing heard yet of the worker that runs `task` into `fork`.
+    fn new(fork: Fork, task: &'a Task) -> Progress<'a> {
+        Progress {
+            fork,
+            task,
+            hello: false,
+            verified_after: false,
+            done: false,
+            instrumented: None,
+            io_counted: None,
+            failure: None,
+        }
+    }
+
     /// Applies one message; an error is a protocol violation.
     fn apply(&mut self, m: &Message) -> Result<(), String> {
         match (self.hello, m) {
@@ -215,17 +229,7 @@ impl<'a> Collector<'a> {
     /// Starts following `worker`, which must finish within `timeout`.
     pub(crate) fn new(worker: Worker, task: &'a Task, timeout: Duration) -> Self {
         let started = Instant::now();
-        let fork = Fork::pending(task.fork_index, Some(worker.child.id()));
-        let p = Progress {
-            fork,
-            task,
-            hello: false,
-            verified_after: false,
-            done: false,
-            instrumented: None,
-            io_counted: None,
-            failure: None,
-        };
+        let p = Progress::new(Fork::pending(task.fork_index, Some(worker.child.id())), task);
         Collector { worker, p, started, deadline: started + timeout, timeout, killed: false, ended: false }
     }
 
@@ -422,17 +426,7 @@ pub(super) mod tests {
     }
 
     fn progress(t: &Task) -> Progress<'_> {
-        let fork = Fork::pending(0, None);
-        Progress {
-            fork,
-            task: t,
-            hello: false,
-            verified_after: false,
-            done: false,
-            instrumented: None,
-            io_counted: None,
-            failure: None,
-        }
+        Progress::new(Fork::pending(0, None), t)
     }
 
     fn hello(protocol: u32) -> Message {

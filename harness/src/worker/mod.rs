@@ -81,12 +81,7 @@ fn report_panics() {
             ),
             None => (Stage::Panic, panic_message(info)),
         };
-        let mut line =
-            serde_json::to_vec(&Message::Error { stage, message: message.replace('\n', " ") }).unwrap_or_default();
-        line.push(b'\n');
-        // SAFETY: fd RESULT_FD stays open for the worker's life; ManuallyDrop never closes it.
-        let mut pipe = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(RESULT_FD) });
-        let _ = pipe.write_all(&line);
+        let _ = send_without_channel(&Message::Error { stage, message: message.replace('\n', " ") });
         if stage == Stage::Panic {
             default(info);
         }
@@ -219,12 +214,27 @@ fn count_io(
 /// An edge of an I/O fork's window: says `ready` and waits for the parent's go (a plain
 /// function, as `run_ops_between` takes; it writes to the result pipe as the panic hook does).
 fn io_window_edge() {
-    let mut line = serde_json::to_vec(&Message::Ready).expect("messages serialize");
+    if send_without_channel(&Message::Ready).is_err() {
+        std::process::exit(4);
+    }
+    wait_for_go();
+}
+
+/// Writes one message to the result pipe where no [`Channel`] is at hand (a panic hook, a
+/// plain function).
+fn send_without_channel(m: &Message) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(m).unwrap_or_default();
     line.push(b'\n');
     // SAFETY: fd RESULT_FD stays open for the worker's life; ManuallyDrop never closes it.
     let mut pipe = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(RESULT_FD) });
+    pipe.write_all(&line)
+}
+
+/// Blocks until the parent's go byte on stdin; a closed stdin (the parent gave up on this
+/// worker) ends the process quietly.
+fn wait_for_go() {
     let mut go = [0u8; 1];
-    if pipe.write_all(&line).is_err() || !matches!(std::io::stdin().lock().read(&mut go), Ok(1)) {
+    if !matches!(std::io::stdin().lock().read(&mut go), Ok(1)) {
         std::process::exit(4);
     }
 }
@@ -459,10 +469,7 @@ fn await_go(ch: &mut Channel, task: &Task) {
         return;
     }
     ch.send(&Message::Ready);
-    let mut go = [0u8; 1];
-    if !matches!(std::io::stdin().lock().read(&mut go), Ok(1)) {
-        std::process::exit(4);
-    }
+    wait_for_go();
 }
 
 /// After measuring (every measurer's local state dropped first): the check, teardown, `done`.
