@@ -4,6 +4,8 @@
 //! the next call for the same commit. A worktree checked out at a commit is clean, so the
 //! baseline can never be dirty; the candidate (this binary) records its own dirty flag.
 
+pub(crate) mod seed;
+
 use crate::BadInput;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -280,6 +280,7 @@ fn build_layout_variants(
         quiet,
     )?;
     let layouts = baseline.root.join("target/harness/layouts");
+    seed_candidate_target(&baseline.root, &layouts.join("target"), quiet);
     let current = crate::layouts::relinkable(
         &baseline.root,
         &layouts.join("target"),
@@ -289,6 +290,21 @@ fn build_layout_variants(
         quiet,
     )?;
     Ok(crate::layouts::Variants { count, baseline: base, current })
+}
+
+/// The candidate's first relinkable build starts from the dependencies the baselines' builds
+/// made (a link and the workspace's packages, not every crate again); a failed copy only costs
+/// that time.
+fn seed_candidate_target(root: &std::path::Path, target: &std::path::Path, quiet: bool) {
+    let profile = crate::report::meta::build_profile();
+    let from = root.join("target/harness/baselines/target");
+    match crate::ab::seed::seed_target(&from, target, profile, root) {
+        Ok(true) if !quiet => {
+            eprintln!("harness ab: {} starts from the dependencies built in {}", target.display(), from.display());
+        }
+        Ok(_) => {}
+        Err(e) => eprintln!("warning: {e}; the candidate's build compiles them itself"),
+    }
 }
 
 fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
