@@ -190,3 +190,28 @@ fn a_missing_index_passes_the_instruction_gate_and_fails_the_io_gate() {
     assert!(out.contains("rows read by sequential scans (pg_seq_tup_read) +"), "{out}");
     assert!(out.contains("base trips/op") && !out.contains("round trip(s) per op"), "same traffic: {out}");
 }
+
+#[test]
+fn sqlite_counts_its_engine_work_and_a_missing_index_fails_the_io_gate_by_its_full_scans() {
+    let args = ["-p", "db=sqlite", "-p", "row_count=1000"];
+    let (_dir, base) = report_path();
+    let report = run_io(&base, &[&["-f", "^sql/thread_select_by_id$"][..], &args].concat());
+    let server = &report["benchmarks"][0]["io"]["server"];
+    let ops = server["ops_run"].as_i64().unwrap();
+    assert_eq!(server["sqlite_statement_runs"].as_i64(), Some(3 * ops), "BEGIN, the select, COMMIT: {server:#}");
+    assert_eq!(server["sqlite_fullscan_steps"].as_i64(), Some(0), "a lookup by the row id: {server:#}");
+    assert!(server["sqlite_vm_steps"].as_i64().unwrap() >= 3 * ops, "{server:#}");
+    assert!(server["sqlite_cache_hits"].as_i64().unwrap() >= ops, "{server:#}");
+    // A second run counts the same engine work: the gate passes it.
+    let (_dir1, again) = report_path();
+    run_io(&again, &[&["-f", "^sql/thread_select_by_id$"][..], &args].concat());
+    let (code, out, err) = gate(&base, &again, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (_dir2, new) = report_path();
+    run_io(&new, &[&["--hidden", "-f", "^fault/missing_index$"][..], &args].concat());
+    rename(&new, "sql/thread_select_by_id");
+    let (code, out, err) = gate(&base, &new, &[]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("rows stepped through by full scans (sqlite_fullscan_steps) +"), "{out}");
+    assert!(out.contains("SQLite VM steps (sqlite_vm_steps) +"), "{out}");
+}

@@ -138,6 +138,7 @@ const EXACT_SERVER_COUNTS: &[&str] = &[
     "pg_tup_upd",
     "pg_tup_del",
     "sqlite_statement_runs",
+    "sqlite_sorts",
     "near_cache_loads",
 ];
 
@@ -241,6 +242,14 @@ fn server_count_name(name: &str) -> &str {
         "pg_wal_bytes" => "WAL bytes, server-wide (pg_wal_bytes)",
         "pg_wal_records" => "WAL records, server-wide (pg_wal_records)",
         "pg_xact_commit" => "commits, database-wide (pg_xact_commit)",
+        "sqlite_statement_runs" => "statement runs (sqlite_statement_runs)",
+        "sqlite_vm_steps" => "SQLite VM steps (sqlite_vm_steps)",
+        "sqlite_fullscan_steps" => "rows stepped through by full scans (sqlite_fullscan_steps)",
+        "sqlite_sorts" => "sorts (sqlite_sorts)",
+        "sqlite_autoindex_rows" => "rows put in automatic indexes (sqlite_autoindex_rows)",
+        "sqlite_cache_writes" => "pages written (sqlite_cache_writes)",
+        "sqlite_cache_hits" => "page-cache hits (sqlite_cache_hits)",
+        "sqlite_cache_misses" => "page-cache misses (sqlite_cache_misses)",
         other => other,
     }
 }

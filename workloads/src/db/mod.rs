@@ -201,18 +201,27 @@ impl Db {
     }
 
     /// On SQLite, the runs of the pool's prepared statements as a [`crate::Tally`] of exactly
-    /// `per_op` per op (`sqlite_statement_runs`); nothing on PostgreSQL, whose server counts
-    /// the work ([`Db::tallies`]).
+    /// `per_op` per op (`sqlite_statement_runs`), and what the engine counted of their work,
+    /// recorded: VM steps, full-scan steps, sorts, automatic-index rows, page-cache writes, hits
+    /// and misses; nothing on PostgreSQL, whose server counts the work ([`Db::tallies`]).
     pub fn statement_tally(&self, per_op: i64) -> anyhow::Result<Vec<crate::Tally>> {
-        match self {
-            Db::Sqlite(db) => Ok(vec![crate::Tally {
-                name: "sqlite_statement_runs",
-                value: db.statement_runs()?,
-                per_op: crate::PerOp::Exactly(per_op),
-                keeper: "SQLite's statement status (SQLITE_STMTSTATUS_RUN)",
-            }]),
-            Db::Postgres(_) => Ok(vec![]),
-        }
+        let Db::Sqlite(db) = self else { return Ok(vec![]) };
+        let recorded = |name, value| crate::Tally {
+            name,
+            value,
+            per_op: crate::PerOp::Recorded,
+            keeper: "SQLite (sqlite3_stmt_status, sqlite3_db_status)",
+        };
+        let mut tallies = vec![crate::Tally {
+            name: "sqlite_statement_runs",
+            value: db.statement_runs()?,
+            per_op: crate::PerOp::Exactly(per_op),
+            keeper: "SQLite's statement status (SQLITE_STMTSTATUS_RUN)",
+        }];
+        let work = sqlite::STATEMENT_WORK.iter().map(|w| w.0).zip(db.statement_work()?);
+        let cache = sqlite::PAGE_CACHE.iter().map(|c| c.0).zip(db.page_cache_counts()?);
+        tallies.extend(work.chain(cache).map(|(name, value)| recorded(name, value)));
+        Ok(tallies)
     }
 
     /// Drops what setup created on a server (SQLite goes with the fixture).

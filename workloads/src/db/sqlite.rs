@@ -15,6 +15,23 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+/// The statement counters of SQLite a fork records (never checked), with their names in a
+/// fork's `observed` and what they count (`sqlite3_stmt_status`).
+pub const STATEMENT_WORK: [(&str, rusqlite::StatementStatus, &str); 4] = [
+    ("sqlite_vm_steps", rusqlite::StatementStatus::VmStep, "virtual machine steps"),
+    ("sqlite_fullscan_steps", rusqlite::StatementStatus::FullscanStep, "rows stepped through by full table scans"),
+    ("sqlite_sorts", rusqlite::StatementStatus::Sort, "sorts"),
+    ("sqlite_autoindex_rows", rusqlite::StatementStatus::AutoIndex, "rows put in automatic indexes"),
+];
+
+/// The page-cache counters of SQLite a fork records (never checked), in
+/// [`SqliteDb::page_cache_counts`]' order, with their names in a fork's `observed`.
+pub const PAGE_CACHE: [(&str, &str); 3] = [
+    ("sqlite_cache_writes", "pages written"),
+    ("sqlite_cache_hits", "page-cache hits"),
+    ("sqlite_cache_misses", "page-cache misses"),
+];
+
 /// Where the database lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Storage {
@@ -162,12 +179,23 @@ impl SqliteDb {
     /// How many times the workload's prepared statements ran, summed over every pooled
     /// connection (SQLite's `SQLITE_STMTSTATUS_RUN`, which wraps at 2^32 runs per statement).
     pub fn statement_runs(&self) -> anyhow::Result<i64> {
+        Ok(self.statement_status(&[rusqlite::StatementStatus::Run])?[0])
+    }
+
+    /// What SQLite counted of the work the workload's prepared statements did, summed over
+    /// every pooled connection, in [`STATEMENT_WORK`]'s order (each wraps at 2^32 per statement).
+    pub fn statement_work(&self) -> anyhow::Result<Vec<i64>> {
+        self.statement_status(&STATEMENT_WORK.map(|(_, status, _)| status))
+    }
+
+    /// `statuses` of the pooled connections' prepared statements, each summed.
+    fn statement_status(&self, statuses: &[rusqlite::StatementStatus]) -> anyhow::Result<Vec<i64>> {
         let held = super::hold_all(&self.pool)?;
-        Ok(held
+        let statements: Vec<&Statement<'_>> = held.iter().flat_map(|conn| conn.borrow_dependent().0.iter()).collect();
+        Ok(statuses
             .iter()
-            .flat_map(|conn| conn.borrow_dependent().0.iter())
-            .map(|st| i64::from(st.get_status(rusqlite::StatementStatus::Run) as u32))
-            .sum())
+            .map(|&status| statements.iter().map(|st| i64::from(st.get_status(status) as u32)).sum())
+            .collect())
     }
 
     /// Pages written to disk (to the WAL in WAL mode), page-cache hits and misses, summed over

@@ -36,15 +36,12 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     },
     WorkloadDef {
         name: "fault/missing_index",
-        about: "sql/thread_select_by_id on a table whose primary key was dropped after seeding: the same statements and round trips, and a sequential scan per op",
-        params: &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES_ONLY],
+        about: "sql/thread_select_by_id on a table whose primary key was dropped after seeding: the same statements and round trips, and a full scan per op",
+        params: &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES],
         hidden: true,
         setup: |ctx| {
             let select = crate::sql::ThreadSelect::create(&crate::sql::SqlConfig::from(ctx)?)?;
-            let crate::db::Db::Postgres(pg) = &select.fixture().0 else {
-                anyhow::bail!("fault/missing_index runs on PostgreSQL only: pass -p db=postgres");
-            };
-            pg.pool.get()?.client.batch_execute("ALTER TABLE benchmark_users DROP CONSTRAINT benchmark_users_pkey")?;
+            drop_primary_key(&select.fixture().0)?;
             Ok(blocking(select))
         },
         servers: crate::db::servers,
@@ -68,9 +65,28 @@ pub static WORKLOADS: &[WorkloadDef] = &[
 /// `db` of `fault/extra_round_trip`: PostgreSQL, where the extra statement is a round trip.
 const POSTGRES: ParamSpec = ParamSpec { defaults: &["postgres"], ..crate::db::DB };
 
-/// `db` of `fault/missing_index`: only PostgreSQL can lose a table's primary key.
-const POSTGRES_ONLY: ParamSpec =
-    ParamSpec { kind: crate::params::ParamKind::Choice(&["postgres"]), defaults: &["postgres"], ..crate::db::DB };
+/// `fault/missing_index`: `benchmark_users` loses its primary key. PostgreSQL drops the
+/// constraint; SQLite, whose `INTEGER PRIMARY KEY` is the row id and cannot be dropped, copies
+/// the table without it, and every pooled connection runs the op once so that its statements
+/// prepare again now (a statement prepared again counts one run more, in the fork's count).
+fn drop_primary_key(db: &crate::db::Db) -> anyhow::Result<()> {
+    match db {
+        crate::db::Db::Postgres(pg) => {
+            pg.pool.get()?.client.batch_execute("ALTER TABLE benchmark_users DROP CONSTRAINT benchmark_users_pkey")?
+        }
+        crate::db::Db::Sqlite(lite) => {
+            lite.pool.get()?.borrow_owner().execute_batch(
+                "CREATE TABLE benchmark_users_copy AS SELECT * FROM benchmark_users;
+                 DROP TABLE benchmark_users;
+                 ALTER TABLE benchmark_users_copy RENAME TO benchmark_users;",
+            )?;
+            for mut conn in crate::db::hold_all(&lite.pool)? {
+                crate::sql::select_on_sqlite(&mut conn, 1)?;
+            }
+        }
+    }
+    Ok(())
+}
 
 /// `fault/extra_round_trip`: its twin's op, then `SELECT 1` on a pooled connection.
 struct ExtraRoundTrip(crate::sql::ThreadSelect);

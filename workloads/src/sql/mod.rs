@@ -196,7 +196,7 @@ impl HeldConn {
 /// The select-by-id transaction on a SQLite connection: `BEGIN`, the count of one id, `COMMIT`
 /// (rolled back if the count fails).
 #[inline]
-fn select_on_sqlite(conn: &mut crate::db::sqlite::PreparedConn, id: i64) -> anyhow::Result<i64> {
+pub(crate) fn select_on_sqlite(conn: &mut crate::db::sqlite::PreparedConn, id: i64) -> anyhow::Result<i64> {
     Ok(conn.with_dependent_mut(|owner, st| {
         let [begin, select, commit] = &mut st.0[..] else { unreachable!("three statements") };
         begin.execute([])?;
