@@ -1,6 +1,7 @@
 //! Bencher Metric Format: `{ case: { measure: { value, lower_value, upper_value } } }`, with the
 //! built-in `throughput` (ops/s, bounds from the confidence interval) and `latency` (ns, bounds
-//! p50 and p99) measures, and `instructions` and `allocations` per op where present.
+//! p50 and p99) measures, and `instructions`, `allocations` and the I/O counts (`round_trips`,
+//! `statements`, `messages`, `bytes`, `rows_returned`, `rows_read`) per op where present.
 
 use super::{Exporter, interval};
 use crate::report::Report;
@@ -36,6 +37,9 @@ impl Exporter for Bmf {
             }
             if let Some(a) = &b.allocations {
                 measures.insert("allocations".into(), json!({ "value": a.per_op }));
+            }
+            for (name, value, _) in super::io_measures(b) {
+                measures.insert(name.into(), json!({ "value": value }));
             }
             if !measures.is_empty() {
                 out.insert(b.label(), Value::Object(measures));

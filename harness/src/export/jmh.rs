@@ -1,6 +1,7 @@
 //! JMH's JSON result format: a list with one entry per benchmark case and mode, `primaryMetric`
 //! holding score, scoreError, scoreConfidence, scorePercentiles, scoreUnit and `rawData` (one
-//! list of iteration scores per fork); instructions and allocations as `secondaryMetrics`.
+//! list of iteration scores per fork); instructions, allocations and the I/O counts
+//! (`io.round_trips`, `io.statements`…) as `secondaryMetrics`.
 //!
 //! Names are dotted (`harness.<group>.<workload>`) so that tools which group by the text before
 //! the last dot (JMH Visualizer) group by workload group; `threads` and `mode` are params, so no
@@ -120,6 +121,13 @@ fn secondary(b: &Benchmark) -> Value {
             "gc.alloc.rate.norm".into(),
             json!({"score": a.bytes_per_op, "scoreError": "NaN", "scoreConfidence": [a.bytes_per_op, a.bytes_per_op],
                    "scorePercentiles": {}, "scoreUnit": "B/op", "rawData": [[a.bytes_per_op]]}),
+        );
+    }
+    for (name, value, unit) in super::io_measures(b) {
+        s.insert(
+            format!("io.{name}"),
+            json!({"score": value, "scoreError": "NaN", "scoreConfidence": [value, value],
+                   "scorePercentiles": {}, "scoreUnit": unit, "rawData": [[value]]}),
         );
     }
     Value::Object(s)

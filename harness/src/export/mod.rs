@@ -54,6 +54,22 @@ pub(crate) fn interval(b: &Benchmark) -> Option<(f64, f64)> {
     s.error.map(|e| (s.mean - e, s.mean + e))
 }
 
+/// A case's I/O counts per op as exported measures (name, value, unit), every one its I/O
+/// fork has: the one list the formats that carry several measures per case take them from.
+pub(crate) fn io_measures(b: &Benchmark) -> Vec<(&'static str, f64, &'static str)> {
+    let Some(io) = &b.io else { return vec![] };
+    let p = &io.per_op;
+    let mut out = vec![
+        ("round_trips", p.round_trips, "round trips/op"),
+        ("statements", p.statements, "statements/op"),
+        ("messages", p.messages, "messages/op"),
+        ("bytes", p.bytes, "B/op"),
+        ("rows_returned", p.rows_returned, "rows/op"),
+    ];
+    out.extend(p.rows_read.map(|r| ("rows_read", r, "rows/op")));
+    out
+}
+
 #[cfg(test)]
 pub(crate) mod fixture {
     //! One fixed report for the snapshot tests of every format.
