@@ -225,6 +225,16 @@ pub(crate) enum Message {
     IoCounted {
         /// Ops run inside the windows.
         ops: u64,
+        /// SQLite statement runs inside the windows, by text as prepared (the worker traces
+        /// every SQLite connection of an I/O fork).
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        sqlite_statements: std::collections::BTreeMap<String, u64>,
+        /// Rows those statements returned.
+        #[serde(default)]
+        sqlite_rows: u64,
+        /// The worker traced SQLite (false from a worker older than the trace).
+        #[serde(default)]
+        sqlite_traced: bool,
     },
     /// Lockstep, and the window edges of an I/O fork: the worker waits for one byte on stdin
     /// before its next step.

@@ -47,16 +47,26 @@ fn rename(path: &Path, name: &str) {
 }
 
 #[test]
-fn cases_without_a_server_count_nothing_and_say_why() {
+fn cases_without_a_server_count_no_traffic_and_sqlite_its_statements() {
     let (_dir, path) = report_path();
-    let report =
-        run_io(&path, &["-f", "^baseline/noop$|^sql/thread_select_by_id$", "-p", "db=sqlite", "-p", "row_count=50"]);
+    let filter = "^baseline/noop$|^sql/(thread|async)_select_by_id$|^orm/diesel_thread_select_by_id$";
+    let report = run_io(&path, &["-f", filter, "-p", "db=sqlite", "-p", "row_count=50"]);
     for b in report["benchmarks"].as_array().unwrap() {
         let c = io(b);
         assert_eq!((c["round_trips"].as_u64(), c["bytes_to_server"].as_u64()), (Some(0), Some(0)), "{c:#}");
-        assert_eq!(c["sources"][0]["server"], "none", "{c:#}");
         let kinds: Vec<&str> = b["forks"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap()).collect();
         assert_eq!(kinds, ["time", "io"], "{}", b["name"]);
+        if b["name"] == "baseline/noop" {
+            assert_eq!(c["sources"][0]["server"], "none", "{c:#}");
+            continue;
+        }
+        // rusqlite, sqlx and Diesel alike: BEGIN, the select, COMMIT, one row, traced by SQLite.
+        assert_eq!(c["sources"][0]["server"], "SQLite", "{c:#}");
+        let statements = c["statements"].as_object().unwrap();
+        let per: Vec<(&str, u64)> = statements.iter().map(|(k, v)| (k.as_str(), per_op(c, v))).collect();
+        assert_eq!(per.len(), 3, "{}: {c:#}", b["name"]);
+        assert!(per.iter().all(|(_, n)| *n == 1) && statements.contains_key("BEGIN"), "{}: {c:#}", b["name"]);
+        assert_eq!(per_op(c, &c["rows_returned"]), 1, "{c:#}");
     }
     // A report without I/O counts fails the gate closed.
     let (_d, plain) = report_path();
@@ -214,4 +224,19 @@ fn sqlite_counts_its_engine_work_and_a_missing_index_fails_the_io_gate_by_its_fu
     assert_eq!(code, 3, "{out}{err}");
     assert!(out.contains("rows stepped through by full scans (sqlite_fullscan_steps) +"), "{out}");
     assert!(out.contains("SQLite VM steps (sqlite_vm_steps) +"), "{out}");
+    assert!(!out.contains("statement(s) per op"), "the same statements: {out}");
+    // An N+1 loop on SQLite: its statements are traced and named.
+    let (_dir3, loop_) = report_path();
+    run_io(&loop_, &[&["--hidden", "-f", "^fault/n_plus_one$"][..], &args].concat());
+    rename(&loop_, "sql/thread_select_by_id");
+    let (code, out, err) = gate(&base, &loop_, &[]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains("+5 statement(s) per op (0 → 5): SELECT username FROM benchmark_users WHERE id = $1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("+1 statement(s) per op (0 → 1): SELECT id FROM benchmark_users ORDER BY id LIMIT ?"),
+        "{out}"
+    );
 }

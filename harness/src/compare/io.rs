@@ -174,9 +174,13 @@ fn judge(bs: &IoSummary, ns: &IoSummary, threshold_pct: f64) -> (Verdict, Vec<St
     if (trips.new_per_op() - trips.base_per_op()).abs() >= 0.5 {
         exact(trips, words);
     }
-    for text in keys(&b.statements, &n.statements) {
-        let p = PerOp::of(b, n, |c| c.statements.get(text).copied().unwrap_or(0));
-        exact(p, format!("{} statement(s) per op {}: {text}", p.delta(), p.range()));
+    let traced_on_one_side =
+        b.sqlite_traced != n.sqlite_traced && (b.has_sqlite_statements() || n.has_sqlite_statements());
+    if !traced_on_one_side {
+        for text in keys(&b.statements, &n.statements) {
+            let p = PerOp::of(b, n, |c| c.statements.get(text).copied().unwrap_or(0));
+            exact(p, format!("{} statement(s) per op {}: {text}", p.delta(), p.range()));
+        }
     }
     let server: Vec<(&str, PerOp)> = server_keys(bs, ns)
         .into_iter()
@@ -195,10 +199,9 @@ fn judge(bs: &IoSummary, ns: &IoSummary, threshold_pct: f64) -> (Verdict, Vec<St
     }
     worse.retain(|w| !w.is_empty());
     better.retain(|w| !w.is_empty());
-    let sized = [
-        ("bytes", PerOp::of(b, n, |c| c.bytes_to_server + c.bytes_to_client)),
-        ("rows returned", PerOp::of(b, n, |c| c.rows_returned)),
-    ];
+    let rows = (!traced_on_one_side).then(|| ("rows returned", PerOp::of(b, n, |c| c.rows_returned)));
+    let sized =
+        [Some(("bytes", PerOp::of(b, n, |c| c.bytes_to_server + c.bytes_to_client))), rows].into_iter().flatten();
     let gated = server
         .iter()
         .filter(|(k, _)| !EXACT_SERVER_COUNTS.contains(k) && !SHOWN_ONLY.contains(k))
@@ -213,6 +216,12 @@ fn judge(bs: &IoSummary, ns: &IoSummary, threshold_pct: f64) -> (Verdict, Vec<St
     let mut changes: Vec<String> = worse.into_iter().chain(grown).chain(better).collect();
     if !messages.is_empty() {
         changes.push(format!("messages per op: {}", messages.join(", ")));
+    }
+    if traced_on_one_side {
+        let older = if b.sqlite_traced { "new" } else { "base" };
+        changes.push(format!(
+            "statements and rows not compared: the {older} report's harness did not trace SQLite (rerun it with this one)"
+        ));
     }
     (verdict, changes)
 }
@@ -402,6 +411,27 @@ mod tests {
         assert_eq!(changes.last().unwrap(), "messages per op: Execute +1");
         assert_eq!(judge(&summary(300, 100, &[]), &summary(300, 100, &[]), 0.0), (Verdict::Unchanged, vec![]));
         assert_eq!(judge(&summary(400, 200, &[]), &summary(300, 100, &[]), 5.0).0, Verdict::Improved);
+    }
+
+    #[test]
+    fn sqlite_statements_are_compared_only_when_both_harnesses_traced_them() {
+        let traced = |statements: u64, on: bool| {
+            let mut s = summary(0, statements, &[]);
+            (s.count.sqlite_traced, s.count.messages) = (on, BTreeMap::new());
+            if on {
+                s.count.sources =
+                    vec![crate::report::io::IoSource { server: "SQLite".into(), how: String::new(), exact: true }];
+            }
+            s
+        };
+        // An older harness counted no SQLite statement: the first run of a newer one is no regression.
+        let (v, changes) = judge(&traced(0, false), &traced(100, true), 5.0);
+        assert_eq!(v, Verdict::Unchanged, "{changes:?}");
+        assert!(changes.last().unwrap().contains("the base report's harness did not trace SQLite"), "{changes:?}");
+        // Both traced: a statement more is one.
+        assert_eq!(judge(&traced(100, true), &traced(200, true), 5.0).0, Verdict::Regressed);
+        // A case that ran none before tracing existed and now runs some, traced on both sides.
+        assert_eq!(judge(&traced(0, true), &traced(100, true), 5.0).0, Verdict::Regressed);
     }
 
     #[test]

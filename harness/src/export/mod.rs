@@ -134,6 +134,7 @@ pub(crate) mod fixture {
             rows_returned: 1000,
             connections: 0,
             sources: vec![],
+            sqlite_traced: false,
         };
         let server = [("ops_run", 1100), ("pg_seq_tup_read", 0), ("pg_idx_tup_fetch", 1100), ("pg_idx_scan", 1100)];
         let server = server.into_iter().map(|(k, v)| (k.to_string(), v)).collect();

@@ -32,6 +32,10 @@ pub(crate) struct IoCount {
     pub connections: u64,
     /// Where the counts come from, one line per server, and whether each is exact.
     pub sources: Vec<IoSource>,
+    /// The worker traced every SQLite statement (false in reports of a harness older than the
+    /// trace, whose SQLite cases count no statements).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sqlite_traced: bool,
 }
 
 /// One source of an I/O fork's counts.
@@ -45,10 +49,34 @@ pub(crate) struct IoSource {
     pub exact: bool,
 }
 
+/// How the worker counts SQLite's statements, as its source says.
+pub(crate) const SQLITE_TRACE: &str =
+    "the worker's trace hook on every SQLite connection it opens (sqlite3_trace_v2: statements started, rows)";
+
 impl IoCount {
+    /// What the worker traced of SQLite over `ops` ops: its statements (normalised as the
+    /// relay's are) and rows, with their source when there were any.
+    pub(crate) fn traced(ops: u64, statements: &BTreeMap<String, u64>, rows: u64) -> IoCount {
+        let mut normalised = BTreeMap::new();
+        for (sql, n) in statements {
+            *normalised.entry(crate::relay::normalise_sql(sql)).or_default() += n;
+        }
+        let sources = if normalised.is_empty() {
+            vec![]
+        } else {
+            vec![IoSource { server: "SQLite".into(), how: SQLITE_TRACE.into(), exact: true }]
+        };
+        IoCount { ops, statements: normalised, rows_returned: rows, sources, ..IoCount::default() }
+    }
+
     /// `value` per op.
     pub(crate) fn per_op(&self, value: u64) -> f64 {
         if self.ops == 0 { 0.0 } else { value as f64 / self.ops as f64 }
+    }
+
+    /// Whether SQLite's statements are among the counts (the trace ran and saw some).
+    pub(crate) fn has_sqlite_statements(&self) -> bool {
+        self.sources.iter().any(|s| s.server == "SQLite")
     }
 
     /// Statements executed, every text together.

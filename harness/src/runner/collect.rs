@@ -24,8 +24,8 @@ struct Progress<'a> {
     verified_after: bool,
     done: bool,
     instrumented: Option<(u64, bool)>,
-    /// An I/O fork's counted ops.
-    io_counted: Option<u64>,
+    /// An I/O fork's counted ops, with the SQLite statements and rows the worker traced.
+    io_counted: Option<crate::report::io::IoCount>,
     failure: Option<(FailureKind, String)>,
 }
 
@@ -102,11 +102,13 @@ impl<'a> Progress<'a> {
                 self.fork.observed = observed.clone();
             }
             (true, Message::Verified { phase: VerifyPhase::After }) => self.verified_after = true,
-            (true, Message::IoCounted { ops }) => {
+            (true, Message::IoCounted { ops, sqlite_statements, sqlite_rows, sqlite_traced }) => {
                 if self.task.io.is_none() || self.io_counted.is_some() {
                     return Err("an unexpected io_counted message".into());
                 }
-                self.io_counted = Some(*ops);
+                let mut io = crate::report::io::IoCount::traced(*ops, sqlite_statements, *sqlite_rows);
+                io.sqlite_traced = *sqlite_traced;
+                self.io_counted = Some(io);
             }
             (true, Message::Ready) if self.task.lockstep || self.task.io.is_some() => {}
             (true, Message::Ready) => return Err("a ready message from a worker not run in lockstep".into()),
@@ -322,9 +324,9 @@ fn outcome(p: Progress<'_>, status: Option<ExitStatus>, killed: bool, started: I
         fork.kind = crate::report::ForkKind::Instructions;
         fork.instructions = Some(crate::report::InstructionCount { ops, total: 0, deterministic });
     }
-    if let Some(ops) = p.io_counted {
+    if let Some(io) = p.io_counted {
         fork.kind = crate::report::ForkKind::Io;
-        fork.io = Some(crate::report::io::IoCount { ops, ..Default::default() });
+        fork.io = Some(io);
     }
     let failure = match (p.failure, status) {
         (Some((kind, message)), status) => Some((kind, with_status(message, status, killed))),

@@ -91,7 +91,7 @@ fn follow(ctx: &RunContext<'_>, task: &Task, side: Side, relays: &[Relayed], pro
     }
     let mut fork = collector.finish(ctx.stop, &mut on_message);
     if let Some(io) = fork.io.as_mut() {
-        *io = count(io.ops, &counted, relays);
+        add_relayed(io, &counted, relays);
     }
     fork
 }
@@ -105,38 +105,35 @@ fn tally_of(relays: &[Relayed]) -> Tally {
     sum
 }
 
-/// The report's record of what the windows counted.
-fn count(ops: u64, t: &Tally, relays: &[Relayed]) -> IoCount {
-    let mut sources: Vec<IoSource> = relays
-        .iter()
-        .map(|r| IoSource {
-            server: r.server.name().to_string(),
-            how: match r.server {
-                Server::Postgres => "the harness's counting relay on loopback (protocol 3, encryption declined)",
-                Server::Redis => "the harness's counting relay on loopback (RESP requests)",
-            }
-            .to_string(),
-            exact: t.unreadable_connections == 0,
-        })
-        .collect();
-    if sources.is_empty() {
-        sources.push(IoSource {
+/// The relays' counts of the windows added to what the worker traced (SQLite's statements and
+/// rows), with every source; `none` when nothing talks to a server or to SQLite.
+fn add_relayed(io: &mut IoCount, t: &Tally, relays: &[Relayed]) {
+    let relayed = relays.iter().map(|r| IoSource {
+        server: r.server.name().to_string(),
+        how: match r.server {
+            Server::Postgres => "the harness's counting relay on loopback (protocol 3, encryption declined)",
+            Server::Redis => "the harness's counting relay on loopback (RESP requests)",
+        }
+        .to_string(),
+        exact: t.unreadable_connections == 0,
+    });
+    io.sources.extend(relayed);
+    if io.sources.is_empty() {
+        io.sources.push(IoSource {
             server: "none".into(),
-            how: "talks to no server: no connection to count (SQLite's own counts are not read yet)".into(),
+            how: "talks to no server and runs no SQLite statement: nothing to count".into(),
             exact: true,
         });
     }
-    IoCount {
-        ops,
-        round_trips: t.round_trips,
-        bytes_to_server: t.bytes_to_server,
-        bytes_to_client: t.bytes_to_client,
-        messages: t.messages.clone(),
-        statements: t.statements.clone(),
-        rows_returned: t.rows,
-        connections: t.connections,
-        sources,
+    io.round_trips = t.round_trips;
+    io.bytes_to_server = t.bytes_to_server;
+    io.bytes_to_client = t.bytes_to_client;
+    io.messages.clone_from(&t.messages);
+    for (sql, n) in &t.statements {
+        *io.statements.entry(sql.clone()).or_default() += n;
     }
+    io.rows_returned += t.rows;
+    io.connections = t.connections;
 }
 
 /// Starts a relay in front of every server of the case and points the task at it: the

@@ -130,6 +130,13 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
     {
         return ch.fail(Stage::Setup, &e.context("counting SQLite's allocations (--alloc)"));
     }
+    // An I/O fork sees every SQLite statement, its driver's included: traced from the first
+    // connection setup opens, counted inside the windows only.
+    if task.io.is_some()
+        && let Err(e) = workloads::db::sqlite_trace::trace_every_connection()
+    {
+        return ch.fail(Stage::Setup, &e);
+    }
     let prepared = match (def.setup)(&ctx) {
         Ok(p) => p,
         Err(e) => return ch.fail(Stage::Setup, &e),
@@ -205,10 +212,25 @@ fn count_io(
     let ops = io.ops.unwrap_or(if prepared.resets_per_op() { 20 } else { 1000 });
     let warmup = (ops / 10).max(1);
     bench.run_batch(warmup);
-    bench.run_ops_between(ops, io_window_edge, io_window_edge);
-    ch.send(&Message::IoCounted { ops });
+    workloads::db::sqlite_trace::take();
+    bench.run_ops_between(ops, io_window_opens, io_window_closes);
+    let traced = workloads::db::sqlite_trace::take();
+    let (sqlite_statements, sqlite_rows) = (traced.statements, traced.rows);
+    ch.send(&Message::IoCounted { ops, sqlite_statements, sqlite_rows, sqlite_traced: true });
     drop(bench);
     tally_after(ch, prepared, tallied_before, warmup + ops)
+}
+
+/// An I/O fork's window opens: the parent reads its relays, then SQLite's statements count.
+fn io_window_opens() {
+    io_window_edge();
+    workloads::db::sqlite_trace::set_counting(true);
+}
+
+/// An I/O fork's window closes: SQLite's statements stop counting, then the parent reads.
+fn io_window_closes() {
+    workloads::db::sqlite_trace::set_counting(false);
+    io_window_edge();
 }
 
 /// An edge of an I/O fork's window: says `ready` and waits for the parent's go (a plain

@@ -5,6 +5,7 @@
 pub mod postgres;
 pub mod sqlite;
 pub mod sqlite_alloc;
+pub mod sqlite_trace;
 
 pub use sqlite::Storage;
 
