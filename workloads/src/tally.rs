@@ -2,6 +2,7 @@
 //! did, read before the first op of a fork and after the last, and held against the ops the
 //! worker ran.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// What one op adds to a [`Tally`].
@@ -22,7 +23,7 @@ pub enum PerOp {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tally {
     /// Its name in the fork's `observed` (`pg_xact_commit`, `redis_get_calls`, …).
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// The count now.
     pub value: i64,
     /// What each op adds.
@@ -32,10 +33,16 @@ pub struct Tally {
 }
 
 /// The deltas between two readings, by name, with `ops_run`: what a fork's `observed` records.
+/// A recorded count first seen in the second reading (a server's first call of a command)
+/// counts from 0.
 pub fn deltas(before: &[Tally], after: &[Tally], ops: u64) -> BTreeMap<String, i64> {
     let mut out: BTreeMap<String, i64> = after
         .iter()
-        .filter_map(|a| before.iter().find(|b| b.name == a.name).map(|b| (a.name.to_string(), a.value - b.value)))
+        .filter_map(|a| {
+            let start = before.iter().find(|b| b.name == a.name).map(|b| b.value);
+            let start = start.or((a.per_op == PerOp::Recorded).then_some(0))?;
+            Some((a.name.to_string(), a.value - start))
+        })
         .collect();
     if !out.is_empty() {
         out.insert("ops_run".into(), ops as i64);
@@ -69,7 +76,7 @@ mod tests {
     use super::*;
 
     fn t(name: &'static str, value: i64, per_op: PerOp) -> Tally {
-        Tally { name, value, per_op, keeper: "the server" }
+        Tally { name: name.into(), value, per_op, keeper: "the server" }
     }
 
     #[test]
@@ -86,6 +93,15 @@ mod tests {
         assert!(e.starts_with("the server counted 6 scans over the fork's 5 ops, expected exactly 5"), "{e}");
         let few_commits = [t("scans", 15, PerOp::Exactly(1)), t("commits", 104, PerOp::AtLeast(1))];
         assert!(check(&before, &few_commits, 5).unwrap_err().contains("expected at least 5 (1 per op)"));
+    }
+
+    #[test]
+    fn a_recorded_count_first_seen_after_counts_from_zero() {
+        let before = [t("scans", 10, PerOp::Exactly(1))];
+        let after =
+            [t("scans", 15, PerOp::Exactly(1)), t("calls_set", 4, PerOp::Recorded), t("late", 9, PerOp::AtLeast(1))];
+        let d = deltas(&before, &after, 5);
+        assert_eq!((d.get("calls_set"), d.get("late"), d.get("scans")), (Some(&4), None, Some(&5)));
     }
 
     #[test]

@@ -157,6 +157,12 @@ const SHOWN_ONLY: &[&str] = &[
     "redis_get_calls",
 ];
 
+/// Whether a server count is shown and never gated: [`SHOWN_ONLY`], and Redis's calls of
+/// every command (`redis_calls_<command>`, `INFO commandstats`: the whole server's).
+fn shown_only(name: &str) -> bool {
+    SHOWN_ONLY.contains(&name) || name.starts_with("redis_calls_")
+}
+
 /// The verdict on one case and the changes in words.
 fn judge(bs: &IoSummary, ns: &IoSummary, threshold_pct: f64) -> (Verdict, Vec<String>) {
     let (b, n) = (&bs.count, &ns.count);
@@ -174,18 +180,14 @@ fn judge(bs: &IoSummary, ns: &IoSummary, threshold_pct: f64) -> (Verdict, Vec<St
     if (trips.new_per_op() - trips.base_per_op()).abs() >= 0.5 {
         exact(trips, words);
     }
-    let traced_on_one_side =
-        b.sqlite_traced != n.sqlite_traced && (b.has_sqlite_statements() || n.has_sqlite_statements());
+    let traced_on_one_side = sqlite_traced_on_one_side(b, n);
     if !traced_on_one_side {
         for text in keys(&b.statements, &n.statements) {
             let p = PerOp::of(b, n, |c| c.statements.get(text).copied().unwrap_or(0));
             exact(p, format!("{} statement(s) per op {}: {text}", p.delta(), p.range()));
         }
     }
-    let server: Vec<(&str, PerOp)> = server_keys(bs, ns)
-        .into_iter()
-        .filter_map(|k| Some((k, PerOp::server(bs.server_per_op(k)?, ns.server_per_op(k)?))))
-        .collect();
+    let server = server_pairs(bs, ns);
     for &(name, p) in server.iter().filter(|(k, _)| EXACT_SERVER_COUNTS.contains(k)) {
         exact(p, format!("{} {} per op {}", server_count_name(name), p.delta(), p.range()));
     }
@@ -204,7 +206,7 @@ fn judge(bs: &IoSummary, ns: &IoSummary, threshold_pct: f64) -> (Verdict, Vec<St
         [Some(("bytes", PerOp::of(b, n, |c| c.bytes_to_server + c.bytes_to_client))), rows].into_iter().flatten();
     let gated = server
         .iter()
-        .filter(|(k, _)| !EXACT_SERVER_COUNTS.contains(k) && !SHOWN_ONLY.contains(k))
+        .filter(|(k, _)| !EXACT_SERVER_COUNTS.contains(k) && !shown_only(k))
         .map(|&(k, p)| (server_count_name(k), p));
     let grown: Vec<String> =
         sized.into_iter().chain(gated).filter_map(|(what, p)| grew(what, p, threshold_pct)).collect();
@@ -224,6 +226,21 @@ fn judge(bs: &IoSummary, ns: &IoSummary, threshold_pct: f64) -> (Verdict, Vec<St
         ));
     }
     (verdict, changes)
+}
+
+/// Whether only one report's harness traced SQLite, and SQLite's statements are among the
+/// counts: a harness older than the trace counted none, so its statements and rows are not
+/// comparable.
+fn sqlite_traced_on_one_side(b: &IoCount, n: &IoCount) -> bool {
+    b.sqlite_traced != n.sqlite_traced && (b.has_sqlite_statements() || n.has_sqlite_statements())
+}
+
+/// Every server count both sides have, per op on each.
+fn server_pairs<'a>(bs: &'a IoSummary, ns: &'a IoSummary) -> Vec<(&'a str, PerOp)> {
+    server_keys(bs, ns)
+        .into_iter()
+        .filter_map(|k| Some((k, PerOp::server(bs.server_per_op(k)?, ns.server_per_op(k)?))))
+        .collect()
 }
 
 /// A sized count that grew beyond the threshold, and by at least one whole unit per op, in words.

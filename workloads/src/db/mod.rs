@@ -214,14 +214,14 @@ impl Db {
             keeper: "SQLite (sqlite3_stmt_status, sqlite3_db_status)",
         };
         let mut tallies = vec![crate::Tally {
-            name: "sqlite_statement_runs",
+            name: "sqlite_statement_runs".into(),
             value: db.statement_runs()?,
             per_op: crate::PerOp::Exactly(per_op),
             keeper: "SQLite's statement status (SQLITE_STMTSTATUS_RUN)",
         }];
         let work = sqlite::STATEMENT_WORK.iter().map(|w| w.0).zip(db.statement_work()?);
         let cache = sqlite::PAGE_CACHE.iter().map(|c| c.0).zip(db.page_cache_counts()?);
-        tallies.extend(work.chain(cache).map(|(name, value)| recorded(name, value)));
+        tallies.extend(work.chain(cache).map(|(name, value)| recorded(name.into(), value)));
         Ok(tallies)
     }
 

@@ -187,20 +187,20 @@ impl PgDb {
         let mut tallies: Vec<Tally> = counted
             .iter()
             .map(|&(count, per_op)| Tally {
-                name: count.name(),
+                name: count.name().into(),
                 value: row.get(count as usize),
                 per_op,
                 keeper: "PostgreSQL's pg_stat_user_tables",
             })
             .collect();
         tallies.push(Tally {
-            name: "pg_xact_commit",
+            name: "pg_xact_commit".into(),
             value: row.get(2),
             per_op: PerOp::AtLeast(1),
             keeper: "PostgreSQL's pg_stat_database",
         });
         tallies.extend(RECORDED.iter().enumerate().map(|(i, &(name, keeper))| Tally {
-            name,
+            name: name.into(),
             value: row.get(3 + i),
             per_op: PerOp::Recorded,
             keeper,

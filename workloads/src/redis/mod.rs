@@ -216,7 +216,7 @@ impl AsyncWorkload for RedisRsGet {
         self.runtime.block_on(check_gets(&self.keys, |key| self.get(key)))
     }
     fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
-        Ok(vec![get_tally(&self.url, 1)?])
+        server_tallies(&self.url, 1)
     }
     fn teardown(&self) -> anyhow::Result<()> {
         self.runtime.block_on(async {
@@ -301,41 +301,52 @@ impl AsyncWorkload for FredGet {
         self.runtime.block_on(check_gets(&self.keys, |key| self.get(key)))
     }
     fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
-        Ok(vec![get_tally(&self.url, 1)?])
+        server_tallies(&self.url, 1)
     }
     fn teardown(&self) -> anyhow::Result<()> {
         self.runtime.block_on(delete_keys(&self.client, &self.keys))
     }
 }
 
-/// Redis's count of GET calls since it started (`INFO commandstats`), read on a connection of
-/// its own; the server's, so other clients add to it too.
-pub fn get_calls(url: &str) -> anyhow::Result<i64> {
+/// Redis's `INFO commandstats` (the server's, so other clients add to it too), read on a
+/// connection of its own.
+fn command_stats(url: &str) -> anyhow::Result<String> {
     let client = redis::Client::open(url).map_err(|e| unreachable(url, e))?;
     let mut conn = client.get_connection_with_timeout(CONNECT_TIMEOUT).map_err(|e| unreachable(url, e))?;
-    let stats: String = redis::cmd("INFO").arg("commandstats").query(&mut conn)?;
-    Ok(calls_of(&stats, "get"))
+    Ok(redis::cmd("INFO").arg("commandstats").query(&mut conn)?)
 }
 
 /// The `calls=` of `cmdstat_<command>` in `INFO commandstats` output (0 if never called).
 fn calls_of(stats: &str, command: &str) -> i64 {
-    let prefix = format!("cmdstat_{command}:");
-    stats
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .and_then(|fields| fields.split(',').find_map(|f| f.strip_prefix("calls=")))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0)
+    every_command(stats).find_map(|(c, n)| (c == command).then_some(n)).unwrap_or(0)
 }
 
-/// The GET count as a [`crate::Tally`]: at least `per_op` per op.
-pub fn get_tally(url: &str, per_op: i64) -> anyhow::Result<crate::Tally> {
-    Ok(crate::Tally {
-        name: "redis_get_calls",
-        value: get_calls(url)?,
+/// Every command of `INFO commandstats` output with its `calls=`.
+fn every_command(stats: &str) -> impl Iterator<Item = (&str, i64)> {
+    stats.lines().filter_map(|l| {
+        let (command, fields) = l.strip_prefix("cmdstat_")?.split_once(':')?;
+        let calls = fields.split(',').find_map(|f| f.strip_prefix("calls="))?.trim().parse().ok()?;
+        Some((command, calls))
+    })
+}
+
+/// The server's counts of a Redis case: its GET calls, at least `per_op` per op (checked), and
+/// every command's calls as `redis_calls_<command>` (recorded, never checked: server-wide).
+pub fn server_tallies(url: &str, per_op: i64) -> anyhow::Result<Vec<crate::Tally>> {
+    let stats = command_stats(url)?;
+    let mut tallies = vec![crate::Tally {
+        name: "redis_get_calls".into(),
+        value: calls_of(&stats, "get"),
         per_op: crate::PerOp::AtLeast(per_op),
         keeper: "Redis's INFO commandstats",
-    })
+    }];
+    tallies.extend(every_command(&stats).map(|(command, calls)| crate::Tally {
+        name: format!("redis_calls_{command}").into(),
+        value: calls,
+        per_op: crate::PerOp::Recorded,
+        keeper: "Redis's INFO commandstats (server-wide)",
+    }));
+    Ok(tallies)
 }
 
 /// Each sampled key reads back exactly the entity written under it; an absent key reads nothing.
@@ -361,5 +372,7 @@ mod tests {
         let stats = "# Commandstats\r\ncmdstat_getex:calls=7,usec=1\r\ncmdstat_get:calls=12345,usec=99,usec_per_call=0.01,rejected_calls=0,failed_calls=0\r\n";
         assert_eq!(super::calls_of(stats, "get"), 12345);
         assert_eq!(super::calls_of(stats, "set"), 0);
+        let every: Vec<_> = super::every_command(stats).collect();
+        assert_eq!(every, [("getex", 7), ("get", 12345)]);
     }
 }

@@ -134,11 +134,13 @@ impl AsyncWorkload for NearRedis {
     fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
         let per_op = i64::from(self.miss);
         let loads = crate::Tally {
-            name: "near_cache_loads",
+            name: "near_cache_loads".into(),
             value: self.store.loads.load(Ordering::Relaxed) as i64,
             per_op: crate::PerOp::Exactly(per_op),
             keeper: "the near cache",
         };
-        Ok(vec![loads, super::get_tally(&self.url, per_op)?])
+        let mut tallies = vec![loads];
+        tallies.extend(super::server_tallies(&self.url, per_op)?);
+        Ok(tallies)
     }
 }
