@@ -3,7 +3,6 @@
 
 use crate::format::{nanos, si};
 use crate::report::Benchmark;
-use crate::report::io::IoSummary;
 
 /// The cells of one case, formatted for people; `-` where the case has no such number.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +28,8 @@ pub(crate) struct CaseRow {
     pub trips: String,
     /// Statements per op from the I/O fork.
     pub statements: String,
-    /// Rows the server read per op, from the I/O fork's server counts (PostgreSQL).
+    /// Rows the server read per op (PostgreSQL), from the I/O fork's server counts or else a
+    /// timed fork's.
     pub rows: String,
     /// Latency percentiles (`--mode sample`).
     pub p50: String,
@@ -68,7 +68,7 @@ impl CaseRow {
             }),
             trips: io_per_op(b, |c| c.round_trips),
             statements: io_per_op(b, crate::report::io::IoCount::statements_total),
-            rows: b.io.as_ref().and_then(IoSummary::rows_read_per_op).map_or("-".into(), per_op_text),
+            rows: b.rows_read_per_op().map_or("-".into(), per_op_text),
             p50: percentile("p50").unwrap_or_else(|| "-".into()),
             p99: percentile("p99").unwrap_or_else(|| "-".into()),
             p999: percentile("p99.9").unwrap_or_else(|| "-".into()),
@@ -110,7 +110,7 @@ pub(crate) struct Columns {
     pub allocs: bool,
     /// Some case has latency percentiles.
     pub latency: bool,
-    /// Some case has I/O counts.
+    /// Some case has I/O counts, or server counts of rows read.
     pub io: bool,
 }
 
@@ -123,7 +123,7 @@ impl Columns {
             c.instr |= b.instructions.is_some();
             c.allocs |= b.allocations.is_some();
             c.latency |= b.latency.is_some();
-            c.io |= b.io.is_some();
+            c.io |= b.io.is_some() || b.rows_read_per_op().is_some();
         }
         c
     }

@@ -137,11 +137,16 @@ fn the_io_gate_names_an_extra_round_trip_and_an_n_plus_one_on_postgres() {
     assert!(doc["cases"][0]["changes"][0].as_str().unwrap().contains("round trip"), "{doc:#}");
     let (code, out, err) = gate(&base, &base, &[]);
     assert_eq!(code, 0, "A/A: {out}{err}");
-    // N+1: a list, then one select per listed row.
-    let (_dir4, n_plus_one) = report_path();
-    run_io(&n_plus_one, &[&["--hidden", "-f", "^fault/n_plus_one$"][..], &args].concat());
+    an_n_plus_one_is_named(&base, &args);
+}
+
+/// `fault/n_plus_one` (a list, then one select per listed row) run with `args`, as the new
+/// report of `sql/thread_select_by_id` against `base`: exit 3, both statements named.
+fn an_n_plus_one_is_named(base: &Path, args: &[&str]) {
+    let (_dir, n_plus_one) = report_path();
+    run_io(&n_plus_one, &[&["--hidden", "-f", "^fault/n_plus_one$"][..], args].concat());
     rename(&n_plus_one, "sql/thread_select_by_id");
-    let (code, out, err) = gate(&base, &n_plus_one, &[]);
+    let (code, out, err) = gate(base, &n_plus_one, &[]);
     assert_eq!(code, 3, "{out}{err}");
     assert!(
         out.contains("+1 statement(s) per op (0 → 1): SELECT id FROM benchmark_users ORDER BY id LIMIT ?"),
@@ -202,7 +207,7 @@ fn a_missing_index_passes_the_instruction_gate_and_fails_the_io_gate() {
 }
 
 #[test]
-fn sqlite_counts_its_engine_work_and_a_missing_index_fails_the_io_gate_by_its_full_scans() {
+fn sqlite_counts_its_engine_work_and_the_gate_catches_a_missing_index_and_an_n_plus_one() {
     let args = ["-p", "db=sqlite", "-p", "row_count=1000"];
     let (_dir, base) = report_path();
     let report = run_io(&base, &[&["-f", "^sql/thread_select_by_id$"][..], &args].concat());
@@ -226,17 +231,5 @@ fn sqlite_counts_its_engine_work_and_a_missing_index_fails_the_io_gate_by_its_fu
     assert!(out.contains("SQLite VM steps (sqlite_vm_steps) +"), "{out}");
     assert!(!out.contains("statement(s) per op"), "the same statements: {out}");
     // An N+1 loop on SQLite: its statements are traced and named.
-    let (_dir3, loop_) = report_path();
-    run_io(&loop_, &[&["--hidden", "-f", "^fault/n_plus_one$"][..], &args].concat());
-    rename(&loop_, "sql/thread_select_by_id");
-    let (code, out, err) = gate(&base, &loop_, &[]);
-    assert_eq!(code, 3, "{out}{err}");
-    assert!(
-        out.contains("+5 statement(s) per op (0 → 5): SELECT username FROM benchmark_users WHERE id = $1"),
-        "{out}"
-    );
-    assert!(
-        out.contains("+1 statement(s) per op (0 → 1): SELECT id FROM benchmark_users ORDER BY id LIMIT ?"),
-        "{out}"
-    );
+    an_n_plus_one_is_named(&base, &args);
 }

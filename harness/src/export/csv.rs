@@ -70,7 +70,7 @@ impl Exporter for Csv {
                 opt(io(b, |c| c.messages.values().sum())),
                 opt(io(b, |c| c.bytes_to_server + c.bytes_to_client)),
                 opt(io(b, |c| c.rows_returned)),
-                opt(b.io.as_ref().and_then(crate::report::io::IoSummary::rows_read_per_op)),
+                opt(b.rows_read_per_op()),
                 opt(pct("p50")),
                 opt(pct("p99")),
             ])?;

@@ -126,13 +126,30 @@ pub(crate) struct IoSummary {
     pub server: BTreeMap<String, i64>,
 }
 
+/// Rows the server read per op in a fork's `observed` (PostgreSQL's rows read by sequential
+/// scans and fetched by index scans of the fork's table, over `ops_run`), if it has them.
+fn rows_read_per_op(observed: &BTreeMap<String, i64>) -> Option<f64> {
+    let ops = (*observed.get("ops_run")?).max(1);
+    let (seq, idx) = (observed.get("pg_seq_tup_read")?, observed.get("pg_idx_tup_fetch")?);
+    Some((seq + idx) as f64 / ops as f64)
+}
+
+impl super::Benchmark {
+    /// Rows the server read per op: from the I/O fork's server counts, else from the first ok
+    /// timed fork's (every PostgreSQL fork records them), so a plain run shows them too.
+    pub(crate) fn rows_read_per_op(&self) -> Option<f64> {
+        self.io
+            .as_ref()
+            .and_then(IoSummary::rows_read_per_op)
+            .or_else(|| self.forks.iter().find(|f| f.is_ok_timed()).and_then(|f| rows_read_per_op(&f.observed)))
+    }
+}
+
 impl IoSummary {
     /// Rows the server read per op (PostgreSQL's rows read by sequential scans and fetched by
     /// index scans of the fork's table), if it counted them.
     pub(crate) fn rows_read_per_op(&self) -> Option<f64> {
-        let (seq, ops) = self.server_per_op("pg_seq_tup_read")?;
-        let (idx, _) = self.server_per_op("pg_idx_tup_fetch")?;
-        Some((seq + idx) as f64 / ops as f64)
+        rows_read_per_op(&self.server)
     }
 
     /// A server count per op (over `ops_run`), if the fork has it.
