@@ -81,6 +81,13 @@ fn bad_input_is_one_line_exit_2_and_measures_nothing() {
     refused(&["export", "r.json", "--format", "xml"], "[possible values: jmh, bmf, csv, markdown, gab]");
     refused(&["run", "--layouts", "2"], "--layouts 2 spreads the fork pairs of an A/B run");
     refused(&["run", "--layouts", "1"], "must be at least 2");
+    refused(
+        &["run", "-f", "busy", "-p", "work=100", "-p", "work=200"],
+        "-p work is given twice (work=100 and work=200): give it once, with every value, e.g. -p work=100,200",
+    );
+    // harness ab checks its inputs before it builds anything (the ref is never resolved here).
+    refused(&["ab", "HEAD", "smoke", "-f", "no/such/workload"], "no workload matches --filter 'no/such/workload'");
+    refused(&["ab", "HEAD", "smoke", "-p", "row_count=1", "-p", "row_count=2"], "-p row_count is given twice");
 }
 
 #[test]

@@ -190,6 +190,20 @@ fn with_threads(cases: Vec<Case>, threads: &[u32]) -> Result<Vec<Case>, BadInput
 }
 
 /// `harness run`: selects and checks everything, then measures; the exit code says how it went.
+/// What a run checks of its inputs before it measures anything, for `harness ab` to check
+/// before it builds: the cases the filters and params select, their server URLs, the fork
+/// count and the `--out` path.
+pub(super) fn check_inputs(args: &RunArgs) -> Result<(), BadInput> {
+    let cases = with_threads(super::select(&args.select)?.cases, &args.threads)?;
+    crate::preflight::check_urls(&cases, &args.database_url)?;
+    forks(args, true)?;
+    match &args.out {
+        Some(out) => write::check_writable(out)
+            .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", out.display()))),
+        None => Ok(()),
+    }
+}
+
 pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyhow::Result<ExitCode> {
     let Selected { config, name: config_name, params, cases } = super::select(&args.select)?;
     let cases = with_threads(cases, &args.threads)?;

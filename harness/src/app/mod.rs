@@ -160,6 +160,20 @@ struct Selected {
     cases: Vec<Case>,
 }
 
+/// One `-p` per name: a second would silently replace the first.
+fn refuse_repeated_params(params: &[ParamOverride]) -> Result<(), BadInput> {
+    for (i, p) in params.iter().enumerate() {
+        if let Some(first) = params[..i].iter().find(|q| q.name == p.name) {
+            let both = [first.values.as_slice(), p.values.as_slice()].concat().join(",");
+            return Err(BadInput(format!(
+                "-p {} is given twice ({} and {}): give it once, with every value, e.g. -p {}={both}",
+                p.name, first.raw, p.raw, p.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The cases of one or more configurations.
 fn select(args: &SelectArgs) -> Result<Selected, BadInput> {
     let configs = args.config.iter().map(|c| plan::configuration(c)).collect::<Result<Vec<_>, _>>()?;
@@ -175,6 +189,7 @@ fn select(args: &SelectArgs) -> Result<Selected, BadInput> {
         .iter()
         .map(|raw| plan::parse_param(raw).map_err(|e| BadInput(format!("invalid -p {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
+    refuse_repeated_params(&params)?;
     let settings = [("redis_url".to_string(), args.redis_url.clone())].into();
     let mut cases: Vec<Case> = vec![];
     let mut first_error = None;
@@ -241,6 +256,8 @@ fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
     if let Some(k) = args.run.layouts {
         measure::check_layouts(&args.run, k)?;
     }
+    // A typo in a filter, a param or a URL is one line now, not after a build of minutes.
+    measure::check_inputs(&args.run)?;
     let baseline = crate::ab::prepare(&args.rev, args.run.quiet)?;
     if !args.run.quiet {
         let how = if baseline.built { "built" } else { "reusing the build of" };
