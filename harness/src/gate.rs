@@ -32,6 +32,7 @@ pub(crate) fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode
     }
     let (base_paths, new_paths) = args.sides();
     let read = |paths: &[std::path::PathBuf], side: &str| -> Result<Vec<Report>, BadInput> {
+        refuse_repeated_files(paths, side)?;
         paths.iter().map(|p| read_report(p, side)).collect()
     };
     let (base, new) = (read(&base_paths, "base")?, read(&new_paths, "new")?);
@@ -80,6 +81,27 @@ pub(crate) fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode
     Ok(ExitCode::from(exit_code))
 }
 
+/// One file given twice on one side (by another path or as a copy) would count one run as
+/// two: bad input naming both.
+fn refuse_repeated_files(paths: &[std::path::PathBuf], side: &str) -> Result<(), BadInput> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen: Vec<(&std::path::Path, (u64, u64), Vec<u8>)> = Vec::new();
+    for path in paths {
+        let Ok(meta) = std::fs::metadata(path) else { continue };
+        let content = if meta.is_file() { std::fs::read(path).unwrap_or_default() } else { vec![] };
+        let id = (meta.dev(), meta.ino());
+        if let Some((first, ..)) = seen.iter().find(|(_, i, c)| *i == id || (!c.is_empty() && *c == content)) {
+            return Err(BadInput(format!(
+                "{side} reports {} and {} are the same run: give each run once (a run counted twice looks like twice the evidence)",
+                first.display(),
+                path.display()
+            )));
+        }
+        seen.push((path, id, content));
+    }
+    Ok(())
+}
+
 /// Fails unless every report was made like the first base report (or `--force`), listing each
 /// difference.
 fn check_alike(args: &crate::cli::CompareArgs, base: &[Report], new: &[Report]) -> Result<(), BadInput> {
@@ -109,7 +131,7 @@ fn missing_cases<'a>(args: &crate::cli::CompareArgs, labels: impl Iterator<Item 
 }
 
 fn throughput_gate(args: &crate::cli::CompareArgs, base: &[Report], new: &[Report]) -> Result<Gate, BadInput> {
-    use crate::compare::throughput::{self, Verdict};
+    use crate::compare::throughput;
     let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
     let c = match base {
         _ if !new.is_empty() => throughput::compare(base, new, options),
@@ -128,43 +150,54 @@ fn throughput_gate(args: &crate::cli::CompareArgs, base: &[Report], new: &[Repor
         shown.retain_changed();
     }
     let text = format!("{}{summary}\n", throughput::render_text(&shown));
-    let mut failing = vec![];
-    let mut untested = vec![];
-    if args.fail_on_regression {
-        untested.extend(
-            c.rows
-                .iter()
-                .filter(|r| matches!(r.verdict, Verdict::NoData | Verdict::TooFewForks))
-                .map(|r| r.label.clone()),
-        );
-        untested.extend(
-            c.rows
-                .iter()
-                .filter(|r| r.verdict == Verdict::LooksSlower)
-                .map(|r| format!("{} (slower? in one run per side)", r.label)),
-        );
-        failing.extend(c.rows.iter().filter(|r| r.verdict == Verdict::Slower).map(|r| r.label.clone()));
-        let layout_suspects = c.rows.iter().filter(|r| r.verdict == Verdict::SlowerSameInstructions);
-        match args.same_instructions {
-            SameInstructions::Fail => {
-                failing.extend(layout_suspects.map(|r| format!("{} (same instructions: layout?)", r.label)));
-            }
-            SameInstructions::Warn => {
-                for r in layout_suspects {
-                    eprintln!(
-                        "warning (--same-instructions warn): {} is slower with the same instructions per op: passed as a layout suspect",
-                        r.label
-                    );
-                }
-            }
-        }
-        failing.extend(missing_cases(
-            args,
-            c.rows.iter().filter(|r| r.verdict == Verdict::Missing).map(|r| r.label.as_str()),
-        ));
-    }
+    let (failing, untested) = throughput_failures(args, &c)?;
     let document = throughput::to_json(&shown, no_decision());
     Ok(Gate { text, document, markdown: throughput::render_markdown(&shown), failing, untested })
+}
+
+/// Under `--fail-on-regression`, the throughput cases that fail the gate and those it could not
+/// test; a comparison of no shared case is bad input (a gate that measured nothing).
+fn throughput_failures(
+    args: &crate::cli::CompareArgs,
+    c: &crate::compare::throughput::Comparison,
+) -> Result<(Vec<String>, Vec<String>), BadInput> {
+    use crate::compare::throughput::Verdict;
+    let (mut failing, mut untested) = (vec![], vec![]);
+    if !args.fail_on_regression {
+        return Ok((failing, untested));
+    }
+    if c.rows.iter().all(|r| matches!(r.verdict, Verdict::Missing | Verdict::Extra)) {
+        return Err(BadInput(
+            "--fail-on-regression: the reports share no case, so nothing was compared: a gate that measured nothing cannot pass; compare reports of the same cases".into(),
+        ));
+    }
+    untested.extend(
+        c.rows.iter().filter(|r| matches!(r.verdict, Verdict::NoData | Verdict::TooFewForks)).map(|r| r.label.clone()),
+    );
+    untested.extend(
+        c.rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::LooksSlower)
+            .map(|r| format!("{} (slower? in one run per side)", r.label)),
+    );
+    failing.extend(c.rows.iter().filter(|r| r.verdict == Verdict::Slower).map(|r| r.label.clone()));
+    let layout_suspects = c.rows.iter().filter(|r| r.verdict == Verdict::SlowerSameInstructions);
+    match args.same_instructions {
+        SameInstructions::Fail => {
+            failing.extend(layout_suspects.map(|r| format!("{} (same instructions: layout?)", r.label)));
+        }
+        SameInstructions::Warn => {
+            for r in layout_suspects {
+                eprintln!(
+                    "warning (--same-instructions warn): {} is slower with the same instructions per op: passed as a layout suspect",
+                    r.label
+                );
+            }
+        }
+    }
+    failing
+        .extend(missing_cases(args, c.rows.iter().filter(|r| r.verdict == Verdict::Missing).map(|r| r.label.as_str())));
+    Ok((failing, untested))
 }
 
 /// The decision before it is made.

@@ -170,8 +170,10 @@ fn compare_gives_verdicts_and_refuses_mismatched_runs() {
     // A case missing from NEW fails the gate; one fork per side cannot be tested: exit 2.
     let mut gone = craft(&real, |_, f, i| jitter(f, i));
     gone["benchmarks"].as_array_mut().unwrap().remove(1);
-    let gone = write(dir.path(), "gone.json", &gone);
-    let out = sides(&base, &[gone.clone(), gone], &["--fail-on-regression"]);
+    let mut gone_again = craft(&real, |_, f, i| jitter(f, i) + 1.0);
+    gone_again["benchmarks"].as_array_mut().unwrap().remove(1);
+    let (gone, gone_again) = (write(dir.path(), "gone.json", &gone), write(dir.path(), "gone2.json", &gone_again));
+    let out = sides(&base, &[gone, gone_again], &["--fail-on-regression"]);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     assert!(stderr(&out).contains("(missing in new)"), "{}", stderr(&out));
     let mut one = craft(&real, |_, f, i| jitter(f, i));
@@ -383,4 +385,40 @@ fn every_reader_checks_the_schema_version_and_shape_first() {
         }
         assert!(!docs.exists() && !merged.exists(), "a refused report wrote output");
     }
+}
+
+#[test]
+fn one_run_twice_a_repeated_case_a_fifo_and_no_shared_case_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = real_report();
+    let a = write(dir.path(), "a.json", &good);
+    let copy = write(dir.path(), "copy.json", &good);
+    let b = write(dir.path(), "b.json", &craft(&good, |_, _, _| 1000.0));
+    let mut repeated = good.clone();
+    let first = repeated["benchmarks"][0].clone();
+    repeated["benchmarks"].as_array_mut().unwrap().push(first);
+    let repeated = write(dir.path(), "repeated.json", &repeated);
+    let mut renamed = good.clone();
+    for b in renamed["benchmarks"].as_array_mut().unwrap() {
+        b["name"] = format!("{}_renamed", b["name"].as_str().unwrap()).into();
+    }
+    let renamed = write(dir.path(), "renamed.json", &renamed);
+    let fifo = dir.path().join("fifo.json");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let cases: [(Vec<&std::ffi::OsStr>, &str); 5] = [
+        (vec!["--base".as_ref(), a.as_ref(), a.as_ref(), "--new".as_ref(), b.as_ref()], "are the same run"),
+        (vec!["--base".as_ref(), a.as_ref(), copy.as_ref(), "--new".as_ref(), b.as_ref()], "are the same run"),
+        (vec![repeated.as_ref(), b.as_ref()], "twice: it was edited or concatenated"),
+        (vec![fifo.as_ref(), b.as_ref()], "is not a regular file"),
+        (vec![a.as_ref(), renamed.as_ref(), "--fail-on-regression".as_ref(), "--force".as_ref()], "share no case"),
+    ];
+    for (args, expect) in cases {
+        let out = compare(&args);
+        let err = stderr(&out);
+        assert_eq!(code(&out), 2, "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().last().map(|l| l.contains(expect)), Some(true), "{args:?}: {err}");
+    }
+    // One file on both sides is an A/A comparison, not evidence counted twice.
+    let out = compare(&[a.as_ref(), a.as_ref()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
 }

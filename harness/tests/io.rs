@@ -207,7 +207,7 @@ fn a_missing_index_passes_the_instruction_gate_and_fails_the_io_gate() {
 }
 
 #[test]
-fn sqlite_counts_its_engine_work_and_the_gate_catches_a_missing_index_and_an_n_plus_one() {
+fn sqlite_counts_its_engine_work_and_the_gate_catches_each_fault() {
     let args = ["-p", "db=sqlite", "-p", "row_count=1000"];
     let (_dir, base) = report_path();
     let report = run_io(&base, &[&["-f", "^sql/thread_select_by_id$"][..], &args].concat());
@@ -230,6 +230,13 @@ fn sqlite_counts_its_engine_work_and_the_gate_catches_a_missing_index_and_an_n_p
     assert!(out.contains("rows stepped through by full scans (sqlite_fullscan_steps) +"), "{out}");
     assert!(out.contains("SQLite VM steps (sqlite_vm_steps) +"), "{out}");
     assert!(!out.contains("statement(s) per op"), "the same statements: {out}");
-    // An N+1 loop on SQLite: its statements are traced and named.
+    // An N+1 loop and an extra statement on SQLite: its statements are traced and named.
     an_n_plus_one_is_named(&base, &args);
+    let (_dir3, extra) = report_path();
+    run_io(&extra, &[&["--hidden", "-f", "^fault/extra_round_trip$"][..], &args].concat());
+    rename(&extra, "sql/thread_select_by_id");
+    let (code, out, err) = gate(&base, &extra, &[]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("+1 statement(s) per op (0 → 1): SELECT ?"), "{out}");
+    assert!(!out.contains("round trip(s) per op"), "no server, no round trips: {out}");
 }
