@@ -37,6 +37,9 @@ pub(crate) fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode
     };
     let (base, new) = (read(&base_paths, "base")?, read(&new_paths, "new")?);
     check_alike(args, &base, &new)?;
+    if !new.is_empty() {
+        name_ab_reports(base_paths.iter().zip(&base).chain(new_paths.iter().zip(&new)));
+    }
     let mut gate = match args.metric {
         Metric::Throughput => throughput_gate(args, &base, &new)?,
         Metric::Instructions => instruction_gate(args, &base, &new)?,
@@ -100,6 +103,19 @@ fn refuse_repeated_files(paths: &[std::path::PathBuf], side: &str) -> Result<(),
         seen.push((path, id, content));
     }
     Ok(())
+}
+
+/// Says which of several reports are A/B reports, whose candidate's forks alone take part.
+fn name_ab_reports<'a>(reports: impl Iterator<Item = (&'a std::path::PathBuf, &'a Report)>) {
+    for (path, report) in reports {
+        if report.benchmarks.iter().any(|b| !b.baseline_forks.is_empty()) {
+            eprintln!(
+                "note: {} is an A/B report: its candidate build's forks are compared here, its baseline's are not (`compare {}` alone compares its two builds)",
+                path.display(),
+                path.display()
+            );
+        }
+    }
 }
 
 /// Fails unless every report was made like the first base report (or `--force`), listing each

@@ -81,9 +81,19 @@ fn part_differences(first: &Report, part: &Report) -> Vec<String> {
     out
 }
 
+/// The shards (`K/N`) of the parts' run that no part holds; none for parts not made with
+/// `--shard`.
+fn missing_shards(parts: &[(String, Report)]) -> Vec<String> {
+    let shard = |r: &Report| r.meta.settings.as_ref().and_then(|s| s.shard.as_deref()).and_then(|s| parse(s).ok());
+    let held: Vec<Shard> = parts.iter().filter_map(|(_, r)| shard(r)).collect();
+    let Some(count) = held.first().map(|s| s.count) else { return vec![] };
+    (1..=count).filter(|k| !held.iter().any(|s| s.index == *k)).map(|k| format!("{k}/{count}")).collect()
+}
+
 /// Joins the reports of several shards into one. Refuses (every difference listed) parts made
-/// differently unless `force`, and always refuses a case that appears in two parts.
-pub(crate) fn merge(parts: Vec<(String, Report)>, force: bool) -> Result<Report, BadInput> {
+/// differently unless `force`, an incomplete set of shards unless `allow_partial`, and always
+/// a case that appears in two parts.
+pub(crate) fn merge(parts: Vec<(String, Report)>, force: bool, allow_partial: bool) -> Result<Report, BadInput> {
     let (first_name, first) =
         parts.first().cloned().ok_or_else(|| BadInput("merge needs at least one report".into()))?;
     let mut differences = vec![];
@@ -115,6 +125,13 @@ pub(crate) fn merge(parts: Vec<(String, Report)>, force: bool) -> Result<Report,
             merged.benchmarks.push(b.clone());
         }
     }
+    let missing_shards = missing_shards(&parts);
+    if !missing_shards.is_empty() && !allow_partial {
+        return Err(BadInput(format!(
+            "shard(s) {} of the run are not among the parts: pass every part, or --allow-partial to merge these (the report lists what is missing)",
+            missing_shards.join(", ")
+        )));
+    }
     let readings = parts.iter().filter_map(|(_, p)| p.meta.canary.clone());
     merged.meta.canary = readings.reduce(|mut all, c| {
         all.readings.extend(c.readings);
@@ -130,8 +147,12 @@ pub(crate) fn merge(parts: Vec<(String, Report)>, force: bool) -> Result<Report,
     if let Some(s) = merged.meta.settings.as_mut() {
         s.shard = None;
     }
-    merged.meta.merged =
-        Some(MergeInfo { parts: parts.iter().map(|p| p.0.clone()).collect(), forced: force, differences });
+    merged.meta.merged = Some(MergeInfo {
+        parts: parts.iter().map(|p| p.0.clone()).collect(),
+        forced: force,
+        differences,
+        missing_shards,
+    });
     Ok(merged)
 }
 
@@ -166,18 +187,20 @@ mod tests {
         use crate::compare::fixtures::{case, report};
         let a = report(vec![case("a"), case("b")]);
         let b = report(vec![case("c")]);
-        let m = merge(vec![("a.json".into(), a.clone()), ("b.json".into(), b.clone())], false).unwrap();
+        let m = merge(vec![("a.json".into(), a.clone()), ("b.json".into(), b.clone())], false, false).unwrap();
         let names: Vec<&str> = m.benchmarks.iter().map(|b| b.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "c"]);
         assert_eq!(m.meta.merged.as_ref().unwrap().parts, ["a.json", "b.json"]);
-        let e = merge(vec![("a.json".into(), a.clone()), ("again.json".into(), a.clone())], false).unwrap_err().0;
+        let e =
+            merge(vec![("a.json".into(), a.clone()), ("again.json".into(), a.clone())], false, false).unwrap_err().0;
         assert!(e.contains("case a is in both a.json and again.json"), "{e}");
         let mut other = b.clone();
         other.meta.cpu.model = "Other CPU".into();
         other.meta.git.commit = Some("ffff".into());
-        let e = merge(vec![("a.json".into(), a.clone()), ("b.json".into(), other.clone())], false).unwrap_err().0;
+        let e =
+            merge(vec![("a.json".into(), a.clone()), ("b.json".into(), other.clone())], false, false).unwrap_err().0;
         assert!(e.contains("differ in 2 way(s)"), "{e}");
-        let forced = merge(vec![("a.json".into(), a), ("b.json".into(), other)], true).unwrap();
+        let forced = merge(vec![("a.json".into(), a), ("b.json".into(), other)], true, false).unwrap();
         let info = forced.meta.merged.unwrap();
         assert!(info.forced && info.differences.len() == 2, "{info:?}");
     }

@@ -421,4 +421,17 @@ fn one_run_twice_a_repeated_case_a_fifo_and_no_shared_case_are_refused() {
     // One file on both sides is an A/A comparison, not evidence counted twice.
     let out = compare(&[a.as_ref(), a.as_ref()]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // An A/B report beside a plain one: said which of its forks take part.
+    let mut ab = good.clone();
+    for b in ab["benchmarks"].as_array_mut().unwrap() {
+        b["baseline_forks"] = b["forks"].clone();
+    }
+    let ab = write(dir.path(), "ab.json", &ab);
+    let out = compare(&[ab.as_ref(), b.as_ref()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ab.json is an A/B report: its candidate build's forks are compared here"),
+        "{}",
+        stderr(&out)
+    );
 }

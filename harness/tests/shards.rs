@@ -4,6 +4,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
+use std::path::Path;
 
 const QUICK: [&str; 6] = ["--warmup", "0", "--iterations", "1", "--time", "10ms"];
 
@@ -98,6 +99,30 @@ fn shards_cover_a_configuration_once_and_merge_into_the_whole() {
         .unwrap();
     assert_eq!(code(&out), 0);
     assert_eq!(read_report(&merged_path)["meta"]["merged"]["forced"], true);
+    // Two of three shards: refused, unless --allow-partial, which records the missing one.
+    let merge = |extra: &[&str], out_path: &Path| {
+        harness().arg("merge").arg(&parts[0]).arg(&parts[1]).args(extra).arg("--out").arg(out_path).output().unwrap()
+    };
+    let out = merge(&[], &merged_path);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(
+        err.contains("shard(s) 3/3 of the run are not among the parts") && err.contains("--allow-partial"),
+        "{err}"
+    );
+    let out = merge(&["--allow-partial"], &merged_path);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(read_report(&merged_path)["meta"]["merged"]["missing_shards"], serde_json::json!(["3/3"]));
+    // An existing --out that is not an earlier merge of this run is kept, unless --force.
+    let notes = dir.path().join("notes.json");
+    std::fs::write(&notes, "my notes").unwrap();
+    let out = merge(&["--allow-partial"], &notes);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(err.contains("exists and would be replaced") && err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes");
+    let out = merge(&["--allow-partial", "--force"], &notes);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
     let out = harness().args(["run", "smoke", "--shard", "4/3"]).output().unwrap();
     assert_eq!(code(&out), 2);
 }

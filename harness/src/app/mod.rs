@@ -149,10 +149,30 @@ fn merge(args: &crate::cli::MergeArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| Ok((p.display().to_string(), read_report(p, "part")?)))
         .collect::<Result<Vec<_>, BadInput>>()?;
-    let merged = crate::shard::merge(parts, args.force)?;
+    let merged = crate::shard::merge(parts, args.force, args.allow_partial)?;
+    if !args.force {
+        refuse_to_replace(&args.out, &merged)?;
+    }
     write::write_atomic(&args.out, &merged)?;
     eprintln!("merged {} part(s), {} case(s) into {}", args.parts.len(), merged.benchmarks.len(), args.out.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// An existing `out` that is not an earlier merge of `merged`'s commit is kept: bad input
+/// naming it (`--force` replaces it).
+fn refuse_to_replace(out: &std::path::Path, merged: &Report) -> Result<(), BadInput> {
+    if !out.exists() {
+        return Ok(());
+    }
+    let why = match read_report(out, "the existing --out") {
+        Ok(old) if old.meta.merged.is_some() && old.meta.git.commit == merged.meta.git.commit => return Ok(()),
+        Ok(_) => "it is not a merge of this run's commit".to_string(),
+        Err(BadInput(e)) => e,
+    };
+    Err(BadInput(format!(
+        "--out {} exists and would be replaced ({why}): choose another path, or pass --force to replace it",
+        out.display()
+    )))
 }
 
 fn noise(args: &crate::cli::NoiseArgs) -> anyhow::Result<ExitCode> {

@@ -74,6 +74,9 @@ pub(crate) struct MergeInfo {
     pub forced: bool,
     /// Every way the parts differed (empty unless forced).
     pub differences: Vec<String>,
+    /// Shards of the run not among the parts (`K/N`), merged with `--allow-partial`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_shards: Vec<String>,
 }
 
 /// The drift canary of a run.
