@@ -91,6 +91,24 @@ fn bad_input_is_one_line_exit_2_and_measures_nothing() {
 }
 
 #[test]
+fn a_read_only_or_odd_out_is_kept_and_refused_before_measuring() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("kept.json");
+    std::fs::write(&kept, "an old report").unwrap();
+    std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let fifo = dir.path().join("fifo.json");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for (out, expect) in [(&kept, "is read-only, so it is kept"), (&fifo, "is not a regular file")] {
+        let run = harness().args(["run", "smoke", "-f", "^baseline/noop$", "--out"]).arg(out).output().unwrap();
+        let err = stderr(&run);
+        assert_eq!(code(&run), 2, "{err}");
+        assert!(err.lines().count() == 1 && err.contains("cannot write --out") && err.contains(expect), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "an old report");
+}
+
+#[test]
 fn layouts_of_a_binary_without_its_link_are_refused_with_the_recipe() {
     let me = assert_cmd::cargo::cargo_bin("harness");
     let me = me.to_str().unwrap();

@@ -36,6 +36,14 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err("it is a directory".into());
     }
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.is_file() {
+            return Err("it exists and is not a regular file (a FIFO or device)".into());
+        }
+        if meta.permissions().readonly() {
+            return Err("it exists and is read-only, so it is kept as it is (make it writable to replace it)".into());
+        }
+    }
     let dir = parent_dir(path);
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create directory {}: {e}", dir.display()))?;
     tempfile::Builder::new()
