@@ -8,6 +8,15 @@ pub use worker::main as worker_main;
 
 pub use workloads::redact::redact;
 
+/// Remembers the secrets in this process's command line and URL environment variables, so that
+/// [`redact`] hides them wherever a library prints them back (decoded, escaped, in an error).
+pub fn remember_secrets() {
+    let env = ["DATABASE_URL", "REDIS_URL"].into_iter().filter_map(std::env::var_os);
+    for input in std::env::args_os().chain(env) {
+        workloads::redact::remember_secrets_in(&input.to_string_lossy());
+    }
+}
+
 mod ab;
 mod alloc;
 mod app;

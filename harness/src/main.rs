@@ -1,7 +1,7 @@
 //! Thin entry point: parse, run, map errors to exit codes.
 
 use clap::Parser;
-use harness::{BadInput, Cli, EXIT_BAD_INPUT, EXIT_FAILED, redact};
+use harness::{BadInput, Cli, EXIT_BAD_INPUT, EXIT_FAILED, redact, remember_secrets};
 use std::process::ExitCode;
 
 #[global_allocator]
@@ -11,6 +11,7 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == "__worker") {
         return harness::worker_main();
     }
+    remember_secrets();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
