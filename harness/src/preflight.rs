@@ -75,11 +75,38 @@ fn probe(server: Server, url: &str) -> Result<(), String> {
     let mut last = "no address to connect to".to_string();
     for addr in addrs {
         match TcpStream::connect_timeout(&addr, PROBE_TIMEOUT) {
-            Ok(_) => return Ok(()),
+            Ok(stream) => return answers(server, stream),
             Err(e) => last = e.to_string(),
         }
     }
     Err(last)
+}
+
+/// Whether the server behind `stream` answers its protocol's first question within
+/// [`PROBE_TIMEOUT`], before any credential is sent: PostgreSQL an SSLRequest (one byte, 'S'
+/// or 'N'), Redis a PING (any reply, `-NOAUTH` included). A server that accepts connections
+/// and never answers would otherwise hold every fork until its timeout.
+fn answers(server: Server, mut stream: TcpStream) -> Result<(), String> {
+    use std::io::{Read, Write};
+    /// PostgreSQL's SSLRequest: length 8, then the code 80877103.
+    const SSL_REQUEST: [u8; 8] = [0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f];
+    let question: &[u8] = match server {
+        Server::Postgres => &SSL_REQUEST,
+        Server::Redis => b"PING\r\n",
+    };
+    let silent = || format!("it accepts connections but did not answer within {}s", PROBE_TIMEOUT.as_secs());
+    stream
+        .set_read_timeout(Some(PROBE_TIMEOUT))
+        .and_then(|()| stream.set_write_timeout(Some(PROBE_TIMEOUT)))
+        .map_err(|e| e.to_string())?;
+    stream.write_all(question).map_err(|e| e.to_string())?;
+    let mut reply = [0u8; 1];
+    match stream.read(&mut reply) {
+        Ok(1) => Ok(()),
+        Ok(_) => Err("it closed the connection without answering".into()),
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => Err(silent()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -87,11 +114,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn probe_tells_open_from_closed_ports() {
+    fn probe_tells_answering_silent_and_closed_servers_apart() {
+        use std::io::{Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        assert!(probe(Server::Redis, &format!("redis://127.0.0.1:{port}")).is_ok());
-        drop(listener);
+        let answering = std::thread::spawn(move || {
+            let (mut c, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 6];
+            c.read_exact(&mut buf).unwrap();
+            c.write_all(b"+PONG\r\n").unwrap();
+            let (_silent, _) = listener.accept().unwrap();
+            std::thread::sleep(PROBE_TIMEOUT + Duration::from_millis(300));
+        });
+        assert_eq!(probe(Server::Redis, &format!("redis://127.0.0.1:{port}")), Ok(()));
+        let silent = probe(Server::Postgres, &format!("postgres://u@127.0.0.1:{port}/db")).unwrap_err();
+        assert!(silent.contains("accepts connections but did not answer within 2s"), "{silent}");
+        answering.join().unwrap();
         // Not the freed port: a test running in parallel may be handed it at once.
         assert!(probe(Server::Redis, "redis://u:pw@127.0.0.1:1").is_err());
         assert!(probe(Server::Postgres, "postgres:///test?host=/var/run/postgresql").is_ok(), "sockets are not probed");

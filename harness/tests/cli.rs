@@ -109,6 +109,44 @@ fn a_read_only_or_odd_out_is_kept_and_refused_before_measuring() {
 }
 
 #[test]
+fn a_report_whose_directory_vanishes_mid_run_goes_on_in_a_named_fallback() {
+    let work = tempfile::tempdir().unwrap();
+    let out_dir = work.path().join("gone");
+    let out = out_dir.join("r.json");
+    let bin = assert_cmd::cargo::cargo_bin("harness");
+    let args =
+        ["run", "smoke", "-f", "^baseline/noop$", "--forks", "4", "--iterations", "3", "--time", "100ms", "--quiet"];
+    let child = std::process::Command::new(bin)
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .current_dir(work.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let forks_in = |path: &std::path::Path| {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let report: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        report["benchmarks"][0]["forks"].as_array().map_or(0, Vec::len)
+    };
+    while forks_in(&out) == 0 {
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "no fork was written to {}", out.display());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::fs::remove_dir_all(&out_dir).unwrap();
+    let run = child.wait_with_output().unwrap();
+    let err = stderr(&run);
+    assert_eq!(code(&run), 0, "{err}");
+    let fallback = work.path().join("target/harness/r.json");
+    assert!(err.contains("the report goes to target/harness/r.json from now on"), "{err}");
+    assert!(err.contains("report: target/harness/r.json (--out ") && err.contains("could not be written"), "{err}");
+    assert_eq!(forks_in(&fallback), 4, "every fork is in the fallback:\n{err}");
+    assert_eq!(read_report(&fallback)["status"], "complete");
+}
+
+#[test]
 fn layouts_of_a_binary_without_its_link_are_refused_with_the_recipe() {
     let me = assert_cmd::cargo::cargo_bin("harness");
     let me = me.to_str().unwrap();

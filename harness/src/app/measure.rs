@@ -242,12 +242,13 @@ pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyh
         benchmarks: vec![],
     };
     let warned = warn_before_measuring(&progress, &report, fork_count);
+    let report_file = write::ReportFile::new(&out);
     let ctx = RunContext {
         worker_exe: std::env::current_exe()?,
         baseline_exe: args.baseline_bin.clone(),
         lockstep: args.interleave == crate::cli::Interleave::Iterations,
         pin: args.pin.clone(),
-        out: &out,
+        out: &report_file,
         settings,
         database_url: args.database_url.clone(),
         count_allocations: args.alloc,
@@ -261,7 +262,7 @@ pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyh
     };
     let skipped = crate::preflight::check(&cases, &args.database_url);
     let report = runner::run(&cases, &skipped, report, &ctx, &progress)?;
-    Ok(finish(args, &report, &out, &warned))
+    Ok(finish(args, &report, &report_file, &warned))
 }
 
 /// What is worth knowing before the run starts: an A/B run that cannot answer, a debug build,
@@ -285,7 +286,7 @@ fn warn_before_measuring(progress: &Progress, report: &Report, fork_count: u32) 
 }
 
 /// Prints the summary, the noise report, warnings and (A/B runs) the comparison; the exit code.
-fn finish(args: &RunArgs, report: &Report, out: &std::path::Path, warned: &[String]) -> ExitCode {
+fn finish(args: &RunArgs, report: &Report, out: &write::ReportFile, warned: &[String]) -> ExitCode {
     print!("{}", summary::render(report));
     print!("{}", crate::noise::render(&crate::noise::diagnose_all(report, 0.01), 0.01));
     for w in report.meta.system.warnings.iter().filter(|w| !warned.contains(w)) {
@@ -297,7 +298,12 @@ fn finish(args: &RunArgs, report: &Report, out: &std::path::Path, warned: &[Stri
         let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
         print!("{}", throughput::render_text(&throughput::compare_sides(report, options)));
     }
-    eprintln!("report: {}", out.display());
+    match out.moved_from() {
+        Some(requested) => {
+            eprintln!("report: {} (--out {} could not be written)", out.path().display(), requested.display())
+        }
+        None => eprintln!("report: {}", out.path().display()),
+    }
     match report.status {
         RunStatus::Interrupted => {
             eprintln!("interrupted: the report keeps every finished fork");
@@ -315,13 +321,22 @@ fn shard_cases(cases: Vec<Case>, shard: Option<crate::shard::Shard>, settings: &
     crate::shard::assign(&vec![planned; cases.len()], shard).into_iter().map(|i| cases[i].clone()).collect()
 }
 
-/// Ctrl-C, SIGTERM and SIGHUP set the returned flag; a second signal ends the parent at once
-/// (workers die with it: parent-death signal).
+/// Ctrl-C, SIGTERM and SIGHUP set the returned flag: the run stops within seconds and writes
+/// its report `interrupted`. A second signal skips the cleanups still to come (the next run
+/// sweeps what they would have removed); a third ends the parent at once (workers die with it:
+/// parent-death signal), leaving the report as last written.
 fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-        signal_hook::flag::register_conditional_shutdown(sig, i32::from(EXIT_INTERRUPTED), Arc::clone(&stop))?;
         signal_hook::flag::register(sig, Arc::clone(&stop))?;
+        // SAFETY: the handler only adds to an atomic and may call `_exit`, both async-signal-safe.
+        unsafe {
+            signal_hook::low_level::register(sig, || {
+                if runner::cleanup::SIGNALS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 >= 3 {
+                    signal_hook::low_level::exit(i32::from(EXIT_INTERRUPTED));
+                }
+            })?;
+        }
     }
     Ok(stop)
 }

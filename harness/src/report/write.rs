@@ -2,13 +2,102 @@
 
 use super::Report;
 use anyhow::Context;
+use std::cell::RefCell;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Writes `report` to `path` so that a reader sees either the old file or the new one, whole.
+/// Where a run's report goes: `--out` until it can no longer be written (its directory removed,
+/// the disk full, the file made read-only), then a fallback the run names, so that no finished
+/// fork is lost: `target/harness/` under the working directory, else the temp directory.
+#[derive(Debug)]
+pub(crate) struct ReportFile {
+    requested: PathBuf,
+    current: RefCell<PathBuf>,
+}
+
+impl ReportFile {
+    /// The report at `path` (checked writable beforehand with [`check_writable`]).
+    pub(crate) fn new(path: &Path) -> Self {
+        ReportFile { requested: path.to_path_buf(), current: RefCell::new(path.to_path_buf()) }
+    }
+
+    /// Where the report is now.
+    pub(crate) fn path(&self) -> PathBuf {
+        self.current.borrow().clone()
+    }
+
+    /// `--out` as given, when the report has moved away from it.
+    pub(crate) fn moved_from(&self) -> Option<&Path> {
+        (*self.current.borrow() != self.requested).then_some(self.requested.as_path())
+    }
+
+    /// Writes `report`; when its path fails, writes it to the first fallback that works and
+    /// tells `warn` where. Fails only when every fallback fails too.
+    pub(crate) fn save(&self, report: &Report, warn: &dyn Fn(&str)) -> anyhow::Result<()> {
+        let current = self.path();
+        let Err(first) = write_atomic(&current, report) else { return Ok(()) };
+        let name = current.file_name().map_or_else(|| "report.json".into(), |n| n.to_string_lossy().into_owned());
+        let fallbacks = [
+            PathBuf::from("target/harness").join(&name),
+            std::env::temp_dir().join(format!("harness-{}-{name}", std::process::id())),
+        ];
+        for fallback in fallbacks.into_iter().filter(|f| *f != current) {
+            let written = std::fs::create_dir_all(parent_dir(&fallback)).map_err(anyhow::Error::from);
+            if written.and_then(|()| write_atomic(&fallback, report)).is_ok() {
+                warn(&format!(
+                    "{:#}; the report goes to {} from now on, and the run goes on",
+                    first,
+                    fallback.display()
+                ));
+                *self.current.borrow_mut() = fallback;
+                return Ok(());
+            }
+        }
+        Err(first.context("and no fallback (target/harness/, the temp directory) could be written either"))
+    }
+}
+
+/// Writes `report` to `path` so that a reader sees either the old file or the new one, whole,
+/// with every string in it redacted (whatever field a URL or a password reached).
 pub(crate) fn write_atomic(path: &Path, report: &Report) -> anyhow::Result<()> {
-    let json = serde_json::to_vec_pretty(report)?;
-    write_bytes_atomic(path, &json)
+    let json = redact_json_strings(&serde_json::to_string_pretty(report)?);
+    write_bytes_atomic(path, json.as_bytes())
+}
+
+/// `json` with [`crate::redact`] applied to every string literal in it, and nothing else
+/// touched: a password can never turn into a key, a number or a broken document.
+fn redact_json_strings(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let mut rest = json;
+    while let Some(open) = rest.find('"') {
+        out.push_str(&rest[..open]);
+        let literal_len = string_literal_len(&rest[open..]);
+        let literal = &rest[open..open + literal_len];
+        match serde_json::from_str::<String>(literal) {
+            Ok(text) => match crate::redact(&text) {
+                shown if shown == text => out.push_str(literal),
+                shown => out.push_str(&serde_json::Value::String(shown).to_string()),
+            },
+            Err(_) => out.push_str(literal),
+        }
+        rest = &rest[open + literal_len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The byte length of the JSON string literal `s` starts with (its quotes included).
+fn string_literal_len(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    let mut i = 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    bytes.len()
 }
 
 /// Writes `bytes` to `path` via a temp file in the same directory and a rename; the file ends
@@ -63,6 +152,18 @@ fn parent_dir(path: &Path) -> &Path {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_string_in_the_json_is_redacted_and_nothing_else() {
+        let json = r#"{"command_line": ["harness", "--database-url=postgres://bob@h/t?password=s3cr\"t"],
+  "password=x": 1, "note": "a \\ b \"q\" redis://:hunter2@h", "n": 3}"#;
+        let shown = redact_json_strings(json);
+        assert!(!shown.contains("s3cr") && !shown.contains("hunter2"), "{shown}");
+        let value: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(value["note"], "a \\ b \"q\" redis://:***@h");
+        assert_eq!(value["n"], 3);
+        assert_eq!(redact_json_strings("{\"a\": \"plain\", \"b\": [1, 2]}"), "{\"a\": \"plain\", \"b\": [1, 2]}");
+    }
 
     #[test]
     fn writes_whole_file_and_leaves_no_temp() {

@@ -46,7 +46,7 @@ pub(super) fn run_io_fork(
         Err(e) => super::spawn_failed(&task, e),
     };
     if fork.status != ForkStatus::Ok {
-        super::clean_up_after(ctx, case, &fork, progress);
+        super::cleanup::clean_up_after(ctx, case, &fork, progress);
     }
     super::report_fork_end(progress, label, &fork, forks);
     fork

@@ -5,6 +5,7 @@
 pub(crate) mod baseline;
 mod callgrind;
 mod canary;
+pub(crate) mod cleanup;
 pub(crate) mod collect;
 mod io;
 mod lockstep;
@@ -18,7 +19,7 @@ use crate::report::{Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkSta
 use crate::stats::sequential::{self, SequentialPlan};
 use callgrind::{callgrind_total, keep_dumps};
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -36,8 +37,8 @@ pub(crate) struct RunContext<'a> {
     pub lockstep: bool,
     /// `--pin`: the CPUs every worker runs on.
     pub pin: Option<crate::pin::CpuList>,
-    /// Report path.
-    pub out: &'a Path,
+    /// Where the report goes (`--out`, or its fallback once that cannot be written).
+    pub out: &'a write::ReportFile,
     /// Settings every case runs with.
     pub settings: CaseSettings,
     /// PostgreSQL URL handed to the workers.
@@ -115,9 +116,10 @@ pub(crate) fn run(
     ctx: &RunContext<'_>,
     progress: &Progress,
 ) -> anyhow::Result<Report> {
-    write::write_atomic(ctx.out, &report)?;
+    save(ctx, &report, progress)?;
+    cleanup::sweep_stale(cases, skipped, ctx, progress);
     canary::measure(&mut report, ctx, progress, "start");
-    write::write_atomic(ctx.out, &report)?;
+    save(ctx, &report, progress)?;
     // Servers that failed an op, with the reason every later case that needs one is skipped.
     let mut lost: Vec<((workloads::Server, String), String)> = vec![];
     for (case_index, case) in cases.iter().enumerate() {
@@ -128,7 +130,7 @@ pub(crate) fn run(
         let gone = lost.iter().find(|(server, _)| needs.contains(server)).map(|(_, why)| why.clone());
         if let Some(reason) = skipped.get(case_index).cloned().flatten().or(gone) {
             report.benchmarks.push(Benchmark { skipped: Some(reason), ..benchmark(case, ctx) });
-            write::write_atomic(ctx.out, &report)?;
+            save(ctx, &report, progress)?;
             continue;
         }
         report.benchmarks.push(benchmark(case, ctx));
@@ -146,9 +148,14 @@ pub(crate) fn run(
     }
     report.status = if ctx.stop.load(Ordering::SeqCst) { RunStatus::Interrupted } else { RunStatus::Complete };
     report.meta.finish();
-    write::write_atomic(ctx.out, &report)?;
+    save(ctx, &report, progress)?;
     progress.finish();
     Ok(report)
+}
+
+/// Writes the report where it goes, saying so when that has to change.
+fn save(ctx: &RunContext<'_>, report: &Report, progress: &Progress) -> anyhow::Result<()> {
+    ctx.out.save(report, &|line| progress.warn(line))
 }
 
 /// The order of the two builds in fork pair `pair` of an A/B run: A B, then B A, then A B…
@@ -171,7 +178,7 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
             for (side, fork) in lockstep::run_pair(ctx, case, pair, progress, &label) {
                 record(report, fork, side);
             }
-            write::write_atomic(ctx.out, report)?;
+            save(ctx, report, progress)?;
         } else {
             let sides: &[Side] = if ctx.baseline_exe.is_some() { &pair_order(pair) } else { &[Side::Current] };
             for &side in sides {
@@ -179,7 +186,7 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
                     return Ok(());
                 }
                 record(report, run_fork(ctx, case, pair, None, side, progress, &label), side);
-                write::write_atomic(ctx.out, report)?;
+                save(ctx, report, progress)?;
             }
         }
         if report.benchmarks.last().is_some_and(server_failed) {
@@ -187,7 +194,7 @@ fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &P
         }
         if let Some(stop) = look(report, ctx, progress, &label, started.elapsed() / (pair + 1)) {
             report.benchmarks.last_mut().expect("entry exists").sequential_stop = Some(stop);
-            write::write_atomic(ctx.out, report)?;
+            save(ctx, report, progress)?;
             break;
         }
     }
@@ -225,7 +232,7 @@ fn counting_forks(
                 _ => unreachable!("the loop runs only the forks asked for"),
             };
             record(report, fork, side);
-            write::write_atomic(ctx.out, report)?;
+            save(ctx, report, progress)?;
             if report.benchmarks.last().is_some_and(server_failed) {
                 return Ok(());
             }
@@ -301,18 +308,6 @@ fn side_label(label: &str, side: Side) -> String {
     if side == Side::Baseline { format!("{label} (baseline)") } else { label.to_string() }
 }
 
-/// A failed worker may have been killed before its teardown: removes its SQLite files and its
-/// PostgreSQL schemas (a growth table holds gigabytes), and says what it removed.
-fn clean_up_after(ctx: &RunContext<'_>, case: &Case, fork: &Fork, progress: &Progress) {
-    let Some(pid) = fork.pid else { return };
-    let postgres = servers(case, ctx).into_iter().find(|(s, _)| *s == workloads::Server::Postgres);
-    match workloads::db::remove_leftovers(pid, postgres.as_ref().map(|(_, url)| url.as_str())) {
-        Ok(0) => {}
-        Ok(n) => progress.warn(&format!("removed {n} database(s) worker {pid} left behind")),
-        Err(e) => progress.warn(&format!("cannot remove what worker {pid} left behind: {}", redact(&format!("{e:#}")))),
-    }
-}
-
 /// Shows a fork's end: its failure as a warning, then the progress step.
 fn report_fork_end(progress: &Progress, label: &str, fork: &Fork, forks: u32) {
     if let Some(f) = &fork.failure {
@@ -375,7 +370,7 @@ fn run_fork(
     };
     fork.layout = layout;
     if fork.status != ForkStatus::Ok {
-        clean_up_after(ctx, case, &fork, progress);
+        cleanup::clean_up_after(ctx, case, &fork, progress);
     }
     if let (Some(dir), Some(count)) = (&out_dir, fork.instructions.as_mut()) {
         let kept = match instr.and_then(|i| i.keep.as_deref()) {

@@ -6,6 +6,7 @@ pub mod postgres;
 pub mod sqlite;
 pub mod sqlite_alloc;
 pub mod sqlite_trace;
+pub mod stale;
 
 pub use sqlite::Storage;
 

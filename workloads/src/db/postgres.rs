@@ -126,7 +126,12 @@ impl PgDb {
         let mut admin = admin_config.connect(NoTls).map_err(|e| unreachable(url, e))?;
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let schema = format!("harness_{}_{nanos}", std::process::id());
-        admin.batch_execute(&format!("CREATE SCHEMA {schema}")).context("cannot create the fork's schema")?;
+        admin
+            .batch_execute(&format!(
+                "CREATE SCHEMA {schema}; COMMENT ON SCHEMA {schema} IS '{}'",
+                owner_tag(std::process::id())
+            ))
+            .context("cannot create the fork's schema")?;
         let mut config = admin_config;
         config.options(&format!("-c search_path={schema}"));
         // Set up before the pool exists: each pooled connection prepares its statements on connect.
@@ -214,6 +219,33 @@ impl PgDb {
         conn.client.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))?;
         Ok(())
     }
+}
+
+/// The comment on a fork's schema: which process on which boot of which machine made it, so
+/// that a later run drops it only when that process is gone (a server may be shared by
+/// machines whose process ids mean nothing here).
+fn owner_tag(pid: u32) -> String {
+    format!("harness worker {pid} on boot {}", super::stale::boot_id())
+}
+
+/// Drops every `harness_…` schema whose worker, on this boot of this machine, is gone (a
+/// worker killed while the server was down, say); returns the worker pids whose schemas went.
+pub fn drop_stale_schemas(url: &str) -> anyhow::Result<Vec<u32>> {
+    let mut client = config(url)?.connect(NoTls).map_err(|e| unreachable(url, e))?;
+    let rows = client.query(
+        "SELECT nspname::text, coalesce(obj_description(oid, 'pg_namespace'), '') FROM pg_namespace WHERE nspname LIKE 'harness\\_%'",
+        &[],
+    )?;
+    let mut gone = vec![];
+    for row in &rows {
+        let (schema, comment): (String, String) = (row.get(0), row.get(1));
+        let pid = comment.strip_prefix("harness worker ").and_then(|rest| rest.split(' ').next()?.parse::<u32>().ok());
+        if let Some(pid) = pid.filter(|&pid| comment == owner_tag(pid) && !super::stale::is_alive(pid)) {
+            client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))?;
+            gone.push(pid);
+        }
+    }
+    Ok(gone)
 }
 
 /// Drops the schemas a worker with process id `pid` created (`harness_{pid}_…`) and could not

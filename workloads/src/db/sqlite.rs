@@ -119,6 +119,19 @@ pub fn remove_leftovers(pid: u32) -> usize {
         .count()
 }
 
+/// Removes every database temp dir whose process is gone; returns their pids.
+pub fn remove_stale_dirs() -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return vec![] };
+    let pid_of = |name: &str| name.strip_prefix(LEFTOVER_PREFIX)?.split('-').next()?.parse::<u32>().ok();
+    entries
+        .flatten()
+        .filter_map(|e| pid_of(&e.file_name().to_string_lossy()).map(|pid| (pid, e.path())))
+        .filter(|(pid, _)| !super::stale::is_alive(*pid))
+        .filter(|(_, path)| std::fs::remove_dir_all(path).is_ok())
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
 /// A database and a pool of connections to it.
 #[derive(Debug)]
 pub struct SqliteDb {
