@@ -33,7 +33,9 @@ pub(crate) fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode
     let (base_paths, new_paths) = args.sides();
     let read = |paths: &[std::path::PathBuf], side: &str| -> Result<Vec<Report>, BadInput> {
         refuse_repeated_files(paths, side)?;
-        paths.iter().map(|p| read_report(p, side)).collect()
+        let reports = paths.iter().map(|p| read_report(p, side)).collect::<Result<Vec<_>, _>>()?;
+        refuse_repeated_runs(paths, &reports, side)?;
+        Ok(reports)
     };
     let (base, new) = (read(&base_paths, "base")?, read(&new_paths, "new")?);
     check_alike(args, &base, &new)?;
@@ -101,6 +103,25 @@ fn refuse_repeated_files(paths: &[std::path::PathBuf], side: &str) -> Result<(),
             )));
         }
         seen.push((path, id, content));
+    }
+    Ok(())
+}
+
+/// Fails when two reports on one side hold forks of the same run (the same run id, or one
+/// merged from the other): an edited copy counts once, as an identical one does.
+fn refuse_repeated_runs(paths: &[std::path::PathBuf], reports: &[Report], side: &str) -> Result<(), BadInput> {
+    for (i, report) in reports.iter().enumerate() {
+        let ids = report.meta.run_ids();
+        if let Some(j) =
+            reports[..i].iter().position(|earlier| earlier.meta.run_ids().iter().any(|id| ids.contains(id)))
+        {
+            return Err(BadInput(format!(
+                "{side} reports {} and {} hold forks of the same run (run id {}): give each run once (a run counted twice looks like twice the evidence)",
+                paths[j].display(),
+                paths[i].display(),
+                reports[j].meta.run_ids().into_iter().find(|id| ids.contains(id)).unwrap_or_default()
+            )));
+        }
     }
     Ok(())
 }

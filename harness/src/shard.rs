@@ -147,11 +147,14 @@ pub(crate) fn merge(parts: Vec<(String, Report)>, force: bool, allow_partial: bo
     if let Some(s) = merged.meta.settings.as_mut() {
         s.shard = None;
     }
+    let part_run_ids = parts.iter().flat_map(|p| p.1.meta.run_ids()).map(String::from).collect();
+    merged.meta.run_id = Some(uuid::Uuid::new_v4().to_string());
     merged.meta.merged = Some(MergeInfo {
         parts: parts.iter().map(|p| p.0.clone()).collect(),
         forced: force,
         differences,
         missing_shards,
+        part_run_ids,
     });
     Ok(merged)
 }

@@ -35,8 +35,11 @@ fn real_report() -> Value {
 }
 
 /// Sets every iteration's ops/s of every case by `rate(case, fork, iteration)`.
+/// `report` as another run would have it (a run id of its own), every iteration at `rate`.
 fn craft(report: &Value, rate: impl Fn(usize, usize, usize) -> f64) -> Value {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let mut r = report.clone();
+    r["meta"]["run_id"] = format!("crafted-{}", RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst)).into();
     for (c, b) in r["benchmarks"].as_array_mut().unwrap().iter_mut().enumerate() {
         for (f, fork) in b["forks"].as_array_mut().unwrap().iter_mut().enumerate() {
             for (i, it) in fork["iterations"].as_array_mut().unwrap().iter_mut().enumerate() {
@@ -405,9 +408,17 @@ fn one_run_twice_a_repeated_case_a_fifo_and_no_shared_case_are_refused() {
     let renamed = write(dir.path(), "renamed.json", &renamed);
     let fifo = dir.path().join("fifo.json");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-    let cases: [(Vec<&std::ffi::OsStr>, &str); 5] = [
+    // The same run edited: other numbers, the same run id.
+    let mut edited = good.clone();
+    edited["benchmarks"][0]["forks"][0]["iterations"][0]["ops"] = 12345.into();
+    let edited = write(dir.path(), "edited.json", &edited);
+    let cases: [(Vec<&std::ffi::OsStr>, &str); 6] = [
         (vec!["--base".as_ref(), a.as_ref(), a.as_ref(), "--new".as_ref(), b.as_ref()], "are the same run"),
         (vec!["--base".as_ref(), a.as_ref(), copy.as_ref(), "--new".as_ref(), b.as_ref()], "are the same run"),
+        (
+            vec!["--base".as_ref(), a.as_ref(), edited.as_ref(), "--new".as_ref(), b.as_ref()],
+            "hold forks of the same run (run id",
+        ),
         (vec![repeated.as_ref(), b.as_ref()], "twice: it was edited or concatenated"),
         (vec![fifo.as_ref(), b.as_ref()], "is not a regular file"),
         (vec![a.as_ref(), renamed.as_ref(), "--fail-on-regression".as_ref(), "--force".as_ref()], "share no case"),

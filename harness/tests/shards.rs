@@ -65,6 +65,21 @@ fn shards_cover_a_configuration_once_and_merge_into_the_whole() {
     // The merged report works with the other commands.
     let out = harness().arg("compare").arg(&merged_path).arg(&merged_path).output().unwrap();
     assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    // A part beside the merge it is in: the same forks twice on one side, refused.
+    let part_ids: Vec<&Value> = merged["meta"]["merged"]["part_run_ids"].as_array().unwrap().iter().collect();
+    assert_eq!(part_ids.len(), 3);
+    assert!(!part_ids.contains(&&merged["meta"]["run_id"]), "a merge has a run id of its own");
+    let out = harness()
+        .args(["compare", "--base"])
+        .arg(&merged_path)
+        .arg(&parts[1])
+        .arg("--new")
+        .arg(&parts[2])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(err.contains("hold forks of the same run"), "{err}");
 
     // A part twice, or parts made differently: refused, every difference listed; --force merges.
     let out = harness().arg("merge").arg(&parts[0]).arg(&parts[0]).arg("--out").arg(&merged_path).output().unwrap();

@@ -63,6 +63,11 @@ pub(crate) struct Meta {
     /// `harness merge`: the parts this report was joined from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<MergeInfo>,
+    /// This run's id, fresh for every `harness run` (and every merge): two reports holding the
+    /// same id hold the same forks, however they were copied or edited. Absent in reports made
+    /// before harness 0.1 recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 /// How a merged report was joined.
@@ -77,6 +82,9 @@ pub(crate) struct MergeInfo {
     /// Shards of the run not among the parts (`K/N`), merged with `--allow-partial`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_shards: Vec<String>,
+    /// The parts' run ids (and those of the parts they were merged from).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub part_run_ids: Vec<String>,
 }
 
 /// The drift canary of a run.
@@ -329,7 +337,14 @@ impl Meta {
             system: crate::report::system::SystemChecks::collect(),
             canary: None,
             merged: None,
+            run_id: Some(uuid::Uuid::new_v4().to_string()),
         }
+    }
+
+    /// The ids of every run whose forks this report holds: its own, and its merged parts'.
+    pub(crate) fn run_ids(&self) -> Vec<&str> {
+        let parts = self.merged.iter().flat_map(|m| &m.part_run_ids);
+        self.run_id.iter().chain(parts).map(String::as_str).collect()
     }
 
     /// Records the end of the run.
