@@ -1,10 +1,10 @@
 //! What workers that are gone left behind is swept at the start of the next run that uses the
-//! server, said in one line; what belongs to a live process or another machine is kept. The
-//! only test in its binary: no other run sweeps concurrently.
+//! server, said in one line; what belongs to a live process or another machine is kept; Ctrl-C,
+//! even twice, leaves neither a schema nor a report that says `running`.
 
 mod common;
 
-use common::{code, harness, report_path};
+use common::{children, code, harness, read_report, report_path};
 
 /// Runs `sql` on the test database through psql; returns its output.
 fn psql(sql: &str) -> String {
@@ -66,4 +66,35 @@ fn what_gone_workers_left_is_swept_at_the_next_run_and_the_rest_is_kept() {
     assert!(lines[0].contains("PostgreSQL schema(s)") && !lines[0].contains("removed 0 "), "{}", lines[0]);
     assert_eq!(kept, format!("{live},{foreign}"), "a live worker's and another machine's schemas are kept");
     assert!(!stale_dir.exists(), "the stale SQLite dir is removed");
+}
+
+#[test]
+fn ctrl_c_twice_on_a_postgresql_run_leaves_no_schema_and_an_interrupted_report() {
+    let (_dir, out) = report_path();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("harness"))
+        .args(["run", "-f", "^sql/thread_select_by_id$", "-p", "db=postgres", "-p", "row_count=1000"])
+        .args(["--forks", "3", "--iterations", "50", "--time", "1s", "--quiet", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let schemas_of =
+        |pid: u32| psql(&format!("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'harness\\_{pid}\\_%'"));
+    let started = std::time::Instant::now();
+    let worker = loop {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "no worker created its schema");
+        if let Some(pid) = children(child.id()).into_iter().find(|&pid| schemas_of(pid) != "0") {
+            break pid;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    for _ in 0..2 {
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(read_report(&out)["status"], "interrupted");
+    assert_eq!(schemas_of(worker), "0", "the killed worker's schema is dropped");
 }

@@ -160,3 +160,11 @@ fn a_second_ctrl_c_still_leaves_an_interrupted_report() {
     assert!(seconds < 5.0, "{seconds:.1} s from Ctrl-C to exit");
     assert_eq!(report["status"], "interrupted", "never `running`: {report:#}");
 }
+
+#[test]
+fn a_third_ctrl_c_exits_at_once() {
+    // One Ctrl-C here waits out the bounded cleanup on the silent server (3 s); three do not.
+    let (code, seconds, _) = interrupt("postgres", 2, 3);
+    assert_eq!(code, 130);
+    assert!(seconds < 2.0, "{seconds:.1} s from the first Ctrl-C to exit");
+}

@@ -321,9 +321,9 @@ fn shard_cases(cases: Vec<Case>, shard: Option<crate::shard::Shard>, settings: &
     crate::shard::assign(&vec![planned; cases.len()], shard).into_iter().map(|i| cases[i].clone()).collect()
 }
 
-/// Ctrl-C, SIGTERM and SIGHUP set the returned flag: the run stops within seconds and writes
-/// its report `interrupted`. A second signal skips the cleanups still to come (the next run
-/// sweeps what they would have removed); a third ends the parent at once (workers die with it:
+/// Ctrl-C, SIGTERM and SIGHUP set the returned flag: the run stops within seconds (every wait
+/// left is bounded), removes what the killed worker left, and writes its report `interrupted`.
+/// A second signal changes nothing; a third ends the parent at once (workers die with it:
 /// parent-death signal), leaving the report as last written.
 fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));

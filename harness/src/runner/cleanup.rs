@@ -24,14 +24,10 @@ const FIRST_PAUSE: Duration = Duration::from_secs(1);
 /// After an interrupt: one attempt, this short, so that the run still ends within seconds.
 const INTERRUPTED_LIMIT: Duration = Duration::from_secs(3);
 
-/// How many SIGINT, SIGTERM or SIGHUP this process has had: the first stops the run, the
-/// second also skips the cleanups still to come (the next run sweeps), the third exits at once.
+/// How many SIGINT, SIGTERM or SIGHUP this process has had: the first stops the run (whose
+/// remaining waits are all bounded, a cleanup after it to [`INTERRUPTED_LIMIT`]), a second
+/// changes nothing, the third exits at once.
 pub(crate) static SIGNALS: AtomicUsize = AtomicUsize::new(0);
-
-/// Whether a second signal asked to skip cleanups.
-fn hurried() -> bool {
-    SIGNALS.load(Ordering::SeqCst) >= 2
-}
 
 /// Runs `work` on a thread of its own and waits at most `limit` for it, or less when
 /// `give_up` says so: `None` when it did not finish (the thread is left to end on its own).
@@ -77,7 +73,7 @@ pub(super) fn clean_up_after(ctx: &RunContext<'_>, case: &Case, fork: &Fork, pro
     let attempt = |_| {
         let limit = if interrupted() { INTERRUPTED_LIMIT.min(attempt_limit(ctx)) } else { attempt_limit(ctx) };
         let url = url.clone();
-        bounded(limit, &hurried, move || workloads::db::remove_leftovers(pid, url.as_deref()))
+        bounded(limit, &|| false, move || workloads::db::remove_leftovers(pid, url.as_deref()))
             .ok_or_else(|| format!("the server did not answer within {}", humantime::format_duration(limit)))
     };
     match retried(attempt, &interrupted, &|pause| std::thread::sleep(pause)) {
@@ -92,7 +88,7 @@ pub(super) fn clean_up_after(ctx: &RunContext<'_>, case: &Case, fork: &Fork, pro
 
 /// Runs `attempt` (numbered from 0) until it succeeds, [`ATTEMPTS`] times at most, pausing
 /// [`FIRST_PAUSE`], then twice that, between: an attempt that got no answer (`Err`) or an
-/// interrupt ends the retries, a second interrupt skips even the first. The last error when
+/// interrupt ends the retries. The last error when
 /// none succeeded.
 fn retried(
     mut attempt: impl FnMut(u32) -> Result<anyhow::Result<usize>, String>,
@@ -101,9 +97,6 @@ fn retried(
 ) -> Result<usize, String> {
     let mut last = String::new();
     for n in 0..ATTEMPTS {
-        if hurried() {
-            return Err("a second interrupt asked to skip it".into());
-        }
         if n > 0 {
             if interrupted() {
                 break;
