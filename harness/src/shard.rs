@@ -111,20 +111,7 @@ pub(crate) fn merge(parts: Vec<(String, Report)>, force: bool, allow_partial: bo
         )));
     }
     let mut merged = first.clone();
-    merged.benchmarks.clear();
-    let mut seen: Vec<(String, String)> = vec![];
-    for (name, part) in &parts {
-        for b in &part.benchmarks {
-            let label = b.label();
-            if let Some((_, other)) = seen.iter().find(|(l, _)| *l == label) {
-                return Err(BadInput(format!(
-                    "case {label} is in both {other} and {name}: merge the parts of one sharded run, each once"
-                )));
-            }
-            seen.push((label, name.clone()));
-            merged.benchmarks.push(b.clone());
-        }
-    }
+    merged.benchmarks = every_case_once(&parts)?;
     let missing_shards = missing_shards(&parts);
     if !missing_shards.is_empty() && !allow_partial {
         return Err(BadInput(format!(
@@ -157,6 +144,25 @@ pub(crate) fn merge(parts: Vec<(String, Report)>, force: bool, allow_partial: bo
         part_run_ids,
     });
     Ok(merged)
+}
+
+/// The parts' cases, in order; a case in two parts is refused, naming both.
+fn every_case_once(parts: &[(String, Report)]) -> Result<Vec<crate::report::Benchmark>, BadInput> {
+    let mut cases = vec![];
+    let mut seen: Vec<(String, &str)> = vec![];
+    for (name, part) in parts {
+        for b in &part.benchmarks {
+            let label = b.label();
+            if let Some((_, other)) = seen.iter().find(|(l, _)| *l == label) {
+                return Err(BadInput(format!(
+                    "case {label} is in both {other} and {name}: merge the parts of one sharded run, each once"
+                )));
+            }
+            seen.push((label, name));
+            cases.push(b.clone());
+        }
+    }
+    Ok(cases)
 }
 
 #[cfg(test)]
