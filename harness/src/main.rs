@@ -24,6 +24,10 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
+    if !cli.measures() {
+        // SAFETY: restoring a signal's default disposition before any thread is started.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     match harness::run(cli) {
         Ok(code) => code,
         Err(e) if e.downcast_ref::<BadInput>().is_some() => {

@@ -147,6 +147,24 @@ fn a_report_whose_directory_vanishes_mid_run_goes_on_in_a_named_fallback() {
 }
 
 #[test]
+fn a_reader_whose_output_is_closed_ends_quietly_like_a_unix_tool() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    // `list main --json` prints more than a pipe holds: it writes after the reader has gone.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("harness"))
+        .args(["list", "main", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(nix::sys::signal::Signal::SIGPIPE as i32), "{:?}", out.status);
+    assert!(out.stderr.is_empty(), "no panic, no message: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn layouts_of_a_binary_without_its_link_are_refused_with_the_recipe() {
     let me = assert_cmd::cargo::cargo_bin("harness");
     let me = me.to_str().unwrap();

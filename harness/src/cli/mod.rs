@@ -38,6 +38,15 @@ pub struct Cli {
     pub color: ColorChoice,
 }
 
+impl Cli {
+    /// Whether the command measures (runs forks, writes a report as it goes): a closed pipe
+    /// must not kill it mid-run. The others only print, and may end as `head` closes their
+    /// output, as Unix tools do.
+    pub fn measures(&self) -> bool {
+        matches!(self.command, Command::Run(_) | Command::Ab(_))
+    }
+}
+
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
