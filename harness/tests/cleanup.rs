@@ -1,10 +1,22 @@
 //! What workers that are gone left behind is swept at the start of the next run that uses the
 //! server, said in one line; what belongs to a live process or another machine is kept; Ctrl-C,
-//! even twice, leaves neither a schema nor a report that says `running`.
+//! even twice, leaves neither a schema nor a report that says `running`; a cleanup that fails
+//! while the server restarts is retried. The tests take turns: one's sweep would otherwise
+//! take what another's parent is about to remove.
 
 mod common;
 
 use common::{children, code, harness, read_report, report_path};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Held by each test for its whole length.
+static TURN: Mutex<()> = Mutex::new(());
+
+fn my_turn() -> std::sync::MutexGuard<'static, ()> {
+    TURN.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Runs `sql` on the test database through psql; returns its output.
 fn psql(sql: &str) -> String {
@@ -32,6 +44,7 @@ fn schema_with_owner(name: &str, comment: &str) {
 
 #[test]
 fn what_gone_workers_left_is_swept_at_the_next_run_and_the_rest_is_kept() {
+    let _turn = my_turn();
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap().trim().to_string();
     let (dead, me) = (dead_pid(), std::process::id());
     let stale = format!("harness_{dead}_1");
@@ -70,6 +83,7 @@ fn what_gone_workers_left_is_swept_at_the_next_run_and_the_rest_is_kept() {
 
 #[test]
 fn ctrl_c_twice_on_a_postgresql_run_leaves_no_schema_and_an_interrupted_report() {
+    let _turn = my_turn();
     let (_dir, out) = report_path();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("harness"))
         .args(["run", "-f", "^sql/thread_select_by_id$", "-p", "db=postgres", "-p", "row_count=1000"])
@@ -97,4 +111,85 @@ fn ctrl_c_twice_on_a_postgresql_run_leaves_no_schema_and_an_interrupted_report()
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert_eq!(read_report(&out)["status"], "interrupted");
     assert_eq!(schemas_of(worker), "0", "the killed worker's schema is dropped");
+}
+
+/// A relay to the test server on a fresh port that, while `down` is set, closes every new
+/// connection at once, as a restarting server does (connections made before carry on).
+fn restartable_postgres() -> (u16, Arc<AtomicBool>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let down = Arc::new(AtomicBool::new(false));
+    let is_down = down.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            if is_down.load(Ordering::SeqCst) {
+                continue;
+            }
+            let server = std::net::TcpStream::connect("127.0.0.1:5432").unwrap();
+            let (mut from_client, mut to_server) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut from_client, &mut to_server);
+                let _ = to_server.shutdown(std::net::Shutdown::Both);
+            });
+            std::thread::spawn(move || {
+                let (mut from_server, mut to_client) = (server, client);
+                let _ = std::io::copy(&mut from_server, &mut to_client);
+                let _ = to_client.shutdown(std::net::Shutdown::Both);
+            });
+        }
+    });
+    (port, down)
+}
+
+#[test]
+fn a_cleanup_that_fails_while_the_server_restarts_is_retried() {
+    let _turn = my_turn();
+    let (port, down) = restartable_postgres();
+    let (_dir, out) = report_path();
+    // The fork times out (killed at 2 s, mid-measurement), so the parent removes its schema.
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("harness"))
+        .args(["run", "-f", "^sql/thread_select_by_id$", "-p", "db=postgres", "-p", "row_count=1000"])
+        .args([
+            "--forks",
+            "1",
+            "--iterations",
+            "1",
+            "--time",
+            "20s",
+            "--fork-timeout",
+            "2s",
+            "--quiet",
+            "--database-url",
+        ])
+        .arg(format!("postgres://postgres@127.0.0.1:{port}/test"))
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let schemas_of =
+        |pid: u32| psql(&format!("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'harness\\_{pid}\\_%'"));
+    let started = Instant::now();
+    let worker = loop {
+        assert!(started.elapsed() < Duration::from_secs(60), "no worker created its schema");
+        if let Some(pid) = children(child.id()).into_iter().find(|&pid| schemas_of(pid) != "0") {
+            break pid;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Its pool is open by the time it measures; the server then "restarts" past the kill.
+    std::thread::sleep(Duration::from_millis(500));
+    down.store(true, Ordering::SeqCst);
+    while children(child.id()).contains(&worker) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    down.store(false, Ordering::SeqCst);
+    let run = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(code(&run), 1, "{err}");
+    assert_eq!(read_report(&out)["benchmarks"][0]["forks"][0]["failure"]["kind"], "timeout");
+    assert!(err.contains(&format!("removed 1 database(s) worker {worker} left behind")), "{err}");
+    assert_eq!(schemas_of(worker), "0", "the retried cleanup dropped the schema");
 }
