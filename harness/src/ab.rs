@@ -66,7 +66,7 @@ fn build(rev: &str, commit: &str, root: &Path, home: &Path, quiet: bool) -> Resu
     }
     let profile = crate::report::meta::build_profile();
     if !quiet {
-        eprintln!("harness ab: building {rev} ({short}) with the {profile} profile in {}", src.display());
+        say!("harness ab: building {rev} ({short}) with the {profile} profile in {}", src.display());
     }
     let built = cargo_build(&src, &home.join("target"), &[], quiet)
         .map_err(|e| failed(format!("{e}: fix the build at that commit or pick another ref")))?;

@@ -94,7 +94,7 @@ pub(crate) fn relinkable(
     let (tar, written) = (home.join("link.tar"), home.join("link.tar.partial"));
     if rebuild == Rebuild::WhenChanged || !tar.is_file() {
         if !quiet {
-            eprintln!("harness ab: building {who} so that its link can be rerun ({})", src.display());
+            say!("harness ab: building {who} so that its link can be rerun ({})", src.display());
         }
         // The linker writes the tar as the build links (not at all when cargo finds it fresh):
         // it becomes the link only once the build succeeded, so an interrupted one leaves none.

@@ -17,6 +17,23 @@ pub fn remember_secrets() {
     }
 }
 
+/// `eprintln!` that never panics: a closed stderr (`harness run 2>&1 | head`) must not end a
+/// run and lose what it measured (measuring commands ignore SIGPIPE).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `print!` that never panics, for what a run prints on stdout at its end.
+macro_rules! show {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod ab;
 mod alloc;
 mod app;

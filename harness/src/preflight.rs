@@ -33,7 +33,7 @@ pub(crate) fn check(cases: &[Case], database_url: &str) -> Vec<Option<String>> {
         .collect();
     for (need, reason) in &reasons {
         let skipped = needs.iter().filter(|n| n.contains(need)).count();
-        eprintln!("error: {reason}; skipping {skipped} case{}", if skipped == 1 { "" } else { "s" });
+        say!("error: {reason}; skipping {skipped} case{}", if skipped == 1 { "" } else { "s" });
     }
     needs.iter().map(|n| n.iter().find_map(|need| reasons.get(need).cloned())).collect()
 }

@@ -113,7 +113,7 @@ impl Progress {
                 match (&self.view, line) {
                     (_, None) => self.view.message(label, m),
                     (View::Bar(b), Some(line)) => b.set_message(format!("{label} {line}")),
-                    (View::Lines { .. }, Some(line)) => eprintln!("{label} {line}"),
+                    (View::Lines { .. }, Some(line)) => say!("{label} {line}"),
                     (View::Quiet, Some(_)) => {}
                 }
             }
@@ -207,7 +207,7 @@ impl View {
                         }
                     }
                 };
-                eprintln!("[{}/{total}] {label} fork {}/{forks}: {status}, {figure}", done.get(), fork.index + 1);
+                say!("[{}/{total}] {label} fork {}/{forks}: {status}, {figure}", done.get(), fork.index + 1);
             }
             View::Quiet => {}
         }
@@ -236,7 +236,7 @@ impl View {
         let line = format!("{label}: {pairs} pair(s), {standing}; {what}");
         match self {
             View::Bar(b) => b.println(line),
-            View::Lines { .. } => eprintln!("{line}"),
+            View::Lines { .. } => say!("{line}"),
             View::Quiet => {}
         }
     }
@@ -246,7 +246,7 @@ impl View {
         let text = crate::redact(text);
         match self {
             View::Bar(b) => b.println(format!("warning: {text}")),
-            _ => eprintln!("warning: {text}"),
+            _ => say!("warning: {text}"),
         }
     }
 

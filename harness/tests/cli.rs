@@ -165,6 +165,25 @@ fn a_reader_whose_output_is_closed_ends_quietly_like_a_unix_tool() {
 }
 
 #[test]
+fn a_run_whose_output_is_closed_still_finishes_and_writes_its_report() {
+    let (_dir, out) = report_path();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("harness"))
+        .args(["run", "smoke", "-f", "^baseline/noop$", "--forks", "2", "--iterations", "2", "--time", "20ms", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `harness run 2>&1 | head -0`: every line it prints finds no reader.
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let report = read_report(&out);
+    assert_eq!(report["status"], "complete");
+    assert_eq!(report["benchmarks"][0]["forks"].as_array().unwrap().len(), 2);
+}
+
+#[test]
 fn layouts_of_a_binary_without_its_link_are_refused_with_the_recipe() {
     let me = assert_cmd::cargo::cargo_bin("harness");
     let me = me.to_str().unwrap();

@@ -147,7 +147,7 @@ fn layout_check(args: &RunArgs) -> Option<runner::LayoutCheck> {
     }
     let valgrind = find_valgrind()
         .map_err(|_| {
-            eprintln!("note: valgrind is not on PATH: decided A/B cases are not checked for a change of instructions (`same instructions: layout?`); install valgrind, or pass --layout-check off to silence this");
+            say!("note: valgrind is not on PATH: decided A/B cases are not checked for a change of instructions (`same instructions: layout?`); install valgrind, or pass --layout-check off to silence this");
         })
         .ok()?;
     Some(runner::LayoutCheck {
@@ -287,26 +287,26 @@ fn warn_before_measuring(progress: &Progress, report: &Report, fork_count: u32) 
 
 /// Prints the summary, the noise report, warnings and (A/B runs) the comparison; the exit code.
 fn finish(args: &RunArgs, report: &Report, out: &write::ReportFile, warned: &[String]) -> ExitCode {
-    print!("{}", summary::render(report));
-    print!("{}", crate::noise::render(&crate::noise::diagnose_all(report, 0.01), 0.01));
+    show!("{}", summary::render(report));
+    show!("{}", crate::noise::render(&crate::noise::diagnose_all(report, 0.01), 0.01));
     for w in report.meta.system.warnings.iter().filter(|w| !warned.contains(w)) {
-        eprintln!("warning: {w}");
+        say!("warning: {w}");
     }
     if let Some(path) = &args.baseline_bin {
         use crate::compare::throughput;
-        println!("\nA/B: baseline {} (new = this build)", path.display());
+        show!("\nA/B: baseline {} (new = this build)\n", path.display());
         let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
-        print!("{}", throughput::render_text(&throughput::compare_sides(report, options)));
+        show!("{}", throughput::render_text(&throughput::compare_sides(report, options)));
     }
     match out.moved_from() {
         Some(requested) => {
-            eprintln!("report: {} (--out {} could not be written)", out.path().display(), requested.display())
+            say!("report: {} (--out {} could not be written)", out.path().display(), requested.display())
         }
-        None => eprintln!("report: {}", out.path().display()),
+        None => say!("report: {}", out.path().display()),
     }
     match report.status {
         RunStatus::Interrupted => {
-            eprintln!("interrupted: the report keeps every finished fork");
+            say!("interrupted: the report keeps every finished fork");
             ExitCode::from(EXIT_INTERRUPTED)
         }
         _ if runner::any_failed(report) => ExitCode::from(EXIT_FAILED),

@@ -137,7 +137,7 @@ fn docs(args: &crate::cli::DocsArgs) -> anyhow::Result<ExitCode> {
     for (name, text) in &files {
         write::write_bytes_atomic(&args.out_dir.join(name), text.as_bytes())?;
     }
-    eprintln!("wrote {} file(s) to {}", files.len(), args.out_dir.display());
+    say!("wrote {} file(s) to {}", files.len(), args.out_dir.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -154,7 +154,7 @@ fn merge(args: &crate::cli::MergeArgs) -> anyhow::Result<ExitCode> {
         refuse_to_replace(&args.out, &merged)?;
     }
     write::write_atomic(&args.out, &merged)?;
-    eprintln!("merged {} part(s), {} case(s) into {}", args.parts.len(), merged.benchmarks.len(), args.out.display());
+    say!("merged {} part(s), {} case(s) into {}", args.parts.len(), merged.benchmarks.len(), args.out.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -305,12 +305,10 @@ fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
     if !args.run.quiet {
         let how = if baseline.built { "built" } else { "reusing the build of" };
         let short = &baseline.commit[..baseline.commit.len().min(12)];
-        eprintln!("harness ab: baseline {} ({short}) = {how} {}", args.rev, baseline.binary.display());
+        say!("harness ab: baseline {} ({short}) = {how} {}", args.rev, baseline.binary.display());
     }
     if crate::report::meta::build_git().dirty == Some(true) {
-        eprintln!(
-            "warning: this build (the candidate) was made from uncommitted changes; its report records dirty: true"
-        );
+        say!("warning: this build (the candidate) was made from uncommitted changes; its report records dirty: true");
     }
     let layouts = match args.run.layouts {
         Some(count) => Some(build_layout_variants(count, &baseline, args.run.quiet)?),
@@ -360,10 +358,10 @@ fn seed_candidate_target(root: &std::path::Path, target: &std::path::Path, quiet
     let from = root.join("target/harness/baselines/target");
     match crate::ab::seed::seed_target(&from, target, profile, root) {
         Ok(true) if !quiet => {
-            eprintln!("harness ab: {} starts from the dependencies built in {}", target.display(), from.display());
+            say!("harness ab: {} starts from the dependencies built in {}", target.display(), from.display());
         }
         Ok(_) => {}
-        Err(e) => eprintln!("warning: {e}; the candidate's build compiles them itself"),
+        Err(e) => say!("warning: {e}; the candidate's build compiles them itself"),
     }
 }
 
