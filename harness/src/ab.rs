@@ -7,6 +7,7 @@
 pub(crate) mod seed;
 
 use crate::BadInput;
+use crate::machine::git;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -64,7 +65,7 @@ fn build(rev: &str, commit: &str, root: &Path, home: &Path, quiet: bool) -> Resu
         git(root, &["worktree", "add", "--detach", "--force", &src.to_string_lossy(), commit])
             .map_err(|e| failed(format!("cannot check it out in {}: {e}", src.display())))?;
     }
-    let profile = crate::report::meta::build_profile();
+    let profile = crate::machine::build_profile();
     if !quiet {
         say!("harness ab: building {rev} ({short}) with the {profile} profile in {}", src.display());
     }
@@ -82,7 +83,7 @@ fn build(rev: &str, commit: &str, root: &Path, home: &Path, quiet: bool) -> Resu
 /// build, or `cargo rustc` passing `rustc_args` to the harness binary's own compile and link
 /// only, so that no dependency is rebuilt for them); the built binary's path.
 pub(crate) fn cargo_build(src: &Path, target: &Path, rustc_args: &[String], quiet: bool) -> Result<PathBuf, String> {
-    let profile = crate::report::meta::build_profile();
+    let profile = crate::machine::build_profile();
     let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cargo.current_dir(src).env("CARGO_TARGET_DIR", target);
     if rustc_args.is_empty() {
@@ -108,14 +109,4 @@ pub(crate) fn cargo_build(src: &Path, target: &Path, rustc_args: &[String], quie
         return Err(format!("the build failed ({status}; cargo's output is above)"));
     }
     Ok(target.join(profile).join("harness"))
-}
-
-/// Runs git in `dir`; its trimmed stdout, or its stderr as the error.
-pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().map_err(|e| format!("cannot run git: {e}"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
-    }
 }

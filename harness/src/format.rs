@@ -49,15 +49,8 @@ pub(crate) enum Tone {
 
 static COLOUR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Turns colour on or off for this process (`--color`, `NO_COLOR`, whether stdout is a terminal).
-pub(crate) fn set_colour(choice: crate::cli::ColorChoice) {
-    use std::io::IsTerminal;
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let on = match choice {
-        crate::cli::ColorChoice::Always => true,
-        crate::cli::ColorChoice::Never => false,
-        crate::cli::ColorChoice::Auto => !no_color && std::io::stdout().is_terminal(),
-    };
+/// Turns colour on or off for this process (decided by `--color` at the command line's edge).
+pub(crate) fn set_colour(on: bool) {
     COLOUR.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 

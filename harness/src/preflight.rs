@@ -101,7 +101,13 @@ fn answers(server: Server, mut stream: TcpStream) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     stream.write_all(question).map_err(|e| e.to_string())?;
     let mut reply = [0u8; 1];
-    match stream.read(&mut reply) {
+    let read = loop {
+        match stream.read(&mut reply) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            other => break other,
+        }
+    };
+    match read {
         Ok(1) => Ok(()),
         Ok(_) => Err("it closed the connection without answering".into()),
         Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => Err(silent()),

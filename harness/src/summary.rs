@@ -36,7 +36,7 @@ pub(crate) fn render(report: &Report) -> String {
         out.push_str(&format!("note: {}\n", crate::row::CLIENT_ONLY));
     }
     for b in report.benchmarks.iter() {
-        if let Some(c) = crate::docs::growth::curve(b)
+        if let Some(c) = crate::report::growth::curve(b)
             && let Some(last) = c.points.last()
         {
             let wal = last.wal_per_row.map_or(String::new(), |w| format!(", {w:.0} WAL bytes per row"));

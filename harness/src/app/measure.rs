@@ -3,6 +3,7 @@
 use super::Selected;
 use crate::cli::{ForkCount, RunArgs};
 use crate::layouts::Variants;
+use crate::machine::collect_meta;
 use crate::plan::{self, Case, Configuration};
 use crate::progress::Progress;
 use crate::report::meta::{RunSettings, SequentialSettings};
@@ -116,7 +117,7 @@ fn nanos(d: Duration) -> u64 {
 }
 
 fn default_out(config: &str) -> PathBuf {
-    let stamp: String = crate::report::meta::now_rfc3339().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let stamp: String = crate::machine::now_rfc3339().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     PathBuf::from("target/harness").join(format!("{config}-{stamp}.json"))
 }
 
@@ -238,7 +239,7 @@ pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyh
     let report = Report {
         schema_version: SCHEMA_VERSION,
         status: RunStatus::Running,
-        meta: Meta { baseline: baseline.clone(), ..Meta::collect(Some(config_name), Some(run_settings)) },
+        meta: Meta { baseline: baseline.clone(), ..collect_meta(Some(config_name), Some(run_settings)) },
         benchmarks: vec![],
     };
     let warned = warn_before_measuring(&progress, &report, fork_count);

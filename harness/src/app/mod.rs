@@ -1,23 +1,25 @@
 //! The subcommands, one small function each (`run` in [`measure`], `compare` in
-//! [`crate::gate`]). Everything is checked before anything is measured.
+//! [`compare`]). Everything is checked before anything is measured.
 
+mod compare;
 mod measure;
 
 use crate::BadInput;
 use crate::cli::{Cli, Command, EnvArgs, ListArgs, SelectArgs};
 use crate::plan::{self, Case, Configuration, ParamOverride, Selection};
-use crate::report::{Meta, Report, SCHEMA_VERSION, write};
+use crate::report::read::read_report;
+use crate::report::{Report, write};
 use std::process::ExitCode;
 
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    crate::format::set_colour(cli.color);
+    crate::format::set_colour(cli.color.is_on());
     match cli.command {
         Command::List(args) => list(&args),
         Command::Run(args) => measure::run_benchmarks(&args, None),
         Command::Ab(args) => ab(*args),
         Command::Env(args) => env(&args),
-        Command::Compare(args) => crate::gate::compare(&args),
+        Command::Compare(args) => compare::compare(&args),
         Command::Noise(args) => noise(&args),
         Command::Export(args) => export(&args),
         Command::Docs(args) => docs(&args),
@@ -28,57 +30,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-/// Reads a report file; a missing or foreign file is bad input naming it.
-pub(crate) fn read_report(path: &std::path::Path, which: &str) -> Result<Report, BadInput> {
-    let shown = path.display();
-    let kind = std::fs::metadata(path).map_err(|e| BadInput(format!("cannot read {which} report {shown}: {e}")))?;
-    if !kind.is_file() {
-        return Err(BadInput(format!(
-            "{which} report {shown} is not a regular file (a directory, FIFO or device): pass a JSON report written by `harness run`"
-        )));
-    }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| BadInput(format!("cannot read {which} report {shown}: {e}")))?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        BadInput(format!("{which} report {shown} is not JSON ({e}): pass a JSON report written by `harness run`"))
-    })?;
-    match value.get("schema_version").and_then(serde_json::Value::as_u64) {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-        Some(v) => {
-            return Err(BadInput(format!(
-                "{which} report {shown} has schema version {v}; this harness reads version {SCHEMA_VERSION} only: read it with the harness that wrote it, or measure again"
-            )));
-        }
-        None => {
-            return Err(BadInput(format!(
-                "{which} report {shown} is not a harness report (it has no schema_version): pass a JSON report written by `harness run`"
-            )));
-        }
-    }
-    let report: Report = serde_json::from_value(value).map_err(|e| {
-        BadInput(format!(
-            "{which} report {shown} says schema version {SCHEMA_VERSION} but does not have its shape ({e}): it was edited or cut short; measure again"
-        ))
-    })?;
-    refuse_repeated_cases(&report, &format!("{which} report {shown}"))?;
-    Ok(report)
-}
-
-/// A report that holds one case twice is bad input naming the case: a reader would silently
-/// keep one copy.
-fn refuse_repeated_cases(report: &Report, what: &str) -> Result<(), BadInput> {
-    let mut seen = std::collections::BTreeSet::new();
-    for b in &report.benchmarks {
-        let label = b.label();
-        if !seen.insert(label.clone()) {
-            return Err(BadInput(format!(
-                "{what} holds case {label} twice: it was edited or concatenated; measure again, or join shards with `harness merge`"
-            )));
-        }
-    }
-    Ok(())
 }
 
 fn export(args: &crate::cli::ExportArgs) -> anyhow::Result<ExitCode> {
@@ -307,7 +258,7 @@ fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
         let short = &baseline.commit[..baseline.commit.len().min(12)];
         say!("harness ab: baseline {} ({short}) = {how} {}", args.rev, baseline.binary.display());
     }
-    if crate::report::meta::build_git().dirty == Some(true) {
+    if crate::machine::build_git().dirty == Some(true) {
         say!("warning: this build (the candidate) was made from uncommitted changes; its report records dirty: true");
     }
     let layouts = match args.run.layouts {
@@ -354,7 +305,7 @@ fn build_layout_variants(
 /// made (a link and the workspace's packages, not every crate again); a failed copy only costs
 /// that time.
 fn seed_candidate_target(root: &std::path::Path, target: &std::path::Path, quiet: bool) {
-    let profile = crate::report::meta::build_profile();
+    let profile = crate::machine::build_profile();
     let from = root.join("target/harness/baselines/target");
     match crate::ab::seed::seed_target(&from, target, profile, root) {
         Ok(true) if !quiet => {
@@ -366,7 +317,7 @@ fn seed_candidate_target(root: &std::path::Path, target: &std::path::Path, quiet
 }
 
 fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
-    let meta = Meta::collect(None, None);
+    let meta = crate::machine::collect_meta(None, None);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&meta)?);
         return Ok(ExitCode::SUCCESS);

@@ -28,7 +28,7 @@ fn after_help() -> String {
 
 /// Measures declared persistence workloads, one fresh child process per fork.
 #[derive(Debug, Parser)]
-#[command(name = "harness", version = crate::report::meta::long_version(), about, after_help = after_help())]
+#[command(name = "harness", version = crate::machine::long_version(), about, after_help = after_help())]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -56,6 +56,20 @@ pub enum ColorChoice {
     Always,
     /// Never.
     Never,
+}
+
+impl ColorChoice {
+    /// Whether verdicts are coloured: decided once, here at the edge (`NO_COLOR`, whether stdout
+    /// is a terminal), so that the formatting code never sees a command-line type.
+    pub(crate) fn is_on(self) -> bool {
+        use std::io::IsTerminal;
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => !no_color && std::io::stdout().is_terminal(),
+        }
+    }
 }
 
 /// Subcommands.

@@ -5,6 +5,7 @@
 //! several instruction forks the median per-op count is compared and the spread shown; workloads
 //! whose counts vary run to run (`~`) get their own threshold.
 
+use super::Verdict;
 use super::{CountComparison, case_pairs};
 use crate::report::{Benchmark, Report};
 use std::collections::BTreeMap;
@@ -29,7 +30,7 @@ pub(crate) struct Thresholds {
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct IoThresholds {
-    /// For every benchmark (default [`super::io::DEFAULT_GROWTH_PCT`]).
+    /// For every benchmark (default [`super::DEFAULT_GROWTH_PCT`]).
     pub default: Option<f64>,
     /// By workload name or case label.
     #[serde(default)]
@@ -39,7 +40,7 @@ pub(crate) struct IoThresholds {
 impl IoThresholds {
     /// The growth allowed for one case, percent.
     pub(crate) fn for_case(&self, name: &str, label: &str) -> f64 {
-        let default = self.default.unwrap_or(super::io::DEFAULT_GROWTH_PCT);
+        let default = self.default.unwrap_or(super::DEFAULT_GROWTH_PCT);
         self.benchmarks.get(label).or_else(|| self.benchmarks.get(name)).copied().unwrap_or(default)
     }
 }
@@ -85,59 +86,6 @@ impl Default for Limits {
 /// servers): their counts move by a few percent between two runs of one build (3.5% once for
 /// `baseline/spawn_blocking_noop`), so a tighter default would cry wolf.
 pub(crate) const DEFAULT_VARYING_PCT: f64 = 10.0;
-
-/// The verdict on one case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    /// Worse than the threshold allows.
-    Regressed,
-    /// Better by more than the threshold.
-    Improved,
-    /// Within the threshold.
-    Unchanged,
-    /// Only in the base report.
-    Missing,
-    /// Only in the new report.
-    Extra,
-    /// In both, but one lacks the metric.
-    NoData,
-}
-
-impl Verdict {
-    /// Its colour on a terminal.
-    pub(super) fn tone(self) -> crate::format::Tone {
-        use crate::format::Tone;
-        match self {
-            Verdict::Regressed | Verdict::Missing => Tone::Bad,
-            Verdict::Improved => Tone::Good,
-            Verdict::NoData => Tone::Doubt,
-            Verdict::Unchanged | Verdict::Extra => Tone::Plain,
-        }
-    }
-
-    /// The verdict as a `compare --json` token.
-    pub(super) fn token(self) -> &'static str {
-        match self {
-            Verdict::Regressed => "regressed",
-            Verdict::Improved => "improved",
-            Verdict::Unchanged => "unchanged",
-            Verdict::Missing => "missing",
-            Verdict::Extra => "extra",
-            Verdict::NoData => "no_data",
-        }
-    }
-
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Regressed => "REGRESSED",
-            Verdict::Improved => "improved",
-            Verdict::Unchanged => "unchanged",
-            Verdict::Missing => "missing in new",
-            Verdict::Extra => "new case",
-            Verdict::NoData => "no data",
-        }
-    }
-}
 
 /// One case's comparison.
 #[derive(Debug, Clone, PartialEq)]

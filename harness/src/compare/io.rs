@@ -4,15 +4,12 @@
 //! timing moves them by a fraction); bytes, rows and blocks grow within a threshold. The gate
 //! fails closed like the instruction gate, and it says in words what changed.
 
-use super::instructions::Verdict;
+use super::Verdict;
 use super::{CountComparison, case_pairs};
 use crate::report::io::{IoCount, IoSummary};
 use crate::report::{Benchmark, Report};
 use crate::row::per_op_text;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// Default growth allowed in bytes and rows per op, percent.
-pub(crate) const DEFAULT_GROWTH_PCT: f64 = 5.0;
 
 /// One case's comparison.
 #[derive(Debug, Clone, PartialEq)]

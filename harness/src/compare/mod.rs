@@ -22,10 +22,66 @@ pub enum Metric {
     Io,
 }
 
+/// Default growth allowed in bytes and rows per op (and instructions), percent.
+pub(crate) const DEFAULT_GROWTH_PCT: f64 = 5.0;
+
+/// The verdict of a count gate (instructions, I/O) on one case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Worse than the threshold allows.
+    Regressed,
+    /// Better by more than the threshold.
+    Improved,
+    /// Within the threshold.
+    Unchanged,
+    /// Only in the base report.
+    Missing,
+    /// Only in the new report.
+    Extra,
+    /// In both, but one lacks the metric.
+    NoData,
+}
+
+impl Verdict {
+    /// Its colour on a terminal.
+    pub(crate) fn tone(self) -> crate::format::Tone {
+        use crate::format::Tone;
+        match self {
+            Verdict::Regressed | Verdict::Missing => Tone::Bad,
+            Verdict::Improved => Tone::Good,
+            Verdict::NoData => Tone::Doubt,
+            Verdict::Unchanged | Verdict::Extra => Tone::Plain,
+        }
+    }
+
+    /// The verdict as a `compare --json` token.
+    pub(crate) fn token(self) -> &'static str {
+        match self {
+            Verdict::Regressed => "regressed",
+            Verdict::Improved => "improved",
+            Verdict::Unchanged => "unchanged",
+            Verdict::Missing => "missing",
+            Verdict::Extra => "extra",
+            Verdict::NoData => "no_data",
+        }
+    }
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Regressed => "REGRESSED",
+            Verdict::Improved => "improved",
+            Verdict::Unchanged => "unchanged",
+            Verdict::Missing => "missing in new",
+            Verdict::Extra => "new case",
+            Verdict::NoData => "no data",
+        }
+    }
+}
+
 /// A comparison of counts (instructions, I/O): one verdict per case, rendered three ways.
 pub(crate) trait CountComparison {
     /// Each case's label and verdict, and whether either report has its counts.
-    fn verdicts(&self) -> Vec<(&str, instructions::Verdict, bool)>;
+    fn verdicts(&self) -> Vec<(&str, Verdict, bool)>;
     /// Keeps only the cases that changed or cannot be compared (`--only-changed`).
     fn retain_changed(&mut self);
     /// The plain-text table.
@@ -36,13 +92,12 @@ pub(crate) trait CountComparison {
     fn json(&self, decision: json::Decision) -> json::Document;
 
     /// Labels of the cases with the verdict `v`.
-    fn labels(&self, v: instructions::Verdict) -> Vec<&str> {
+    fn labels(&self, v: Verdict) -> Vec<&str> {
         self.verdicts().into_iter().filter(|(_, verdict, _)| *verdict == v).map(|(l, _, _)| l).collect()
     }
 
     /// Counts of the verdicts, one line.
     fn summary_line(&self) -> String {
-        use instructions::Verdict;
         let n = |v: Verdict| self.labels(v).len();
         format!(
             "{} regressed, {} improved, {} unchanged, {} missing in new, {} new",
@@ -171,9 +226,7 @@ fn nanos(n: u64) -> String {
 pub(crate) mod fixtures {
     //! Reports built in code for the comparison tests.
 
-    use crate::report::{
-        Benchmark, CaseSettings, Fork, ForkStatus, Iteration, Meta, Report, RunStatus, SCHEMA_VERSION,
-    };
+    use crate::report::{Benchmark, CaseSettings, Fork, ForkStatus, Iteration, Report, RunStatus, SCHEMA_VERSION};
     use std::collections::BTreeMap;
 
     /// A case with no forks.
@@ -218,7 +271,7 @@ pub(crate) mod fixtures {
         Report {
             schema_version: SCHEMA_VERSION,
             status: RunStatus::Complete,
-            meta: Meta::collect(Some("smoke".into()), None),
+            meta: crate::machine::collect_meta(Some("smoke".into()), None),
             benchmarks: cases,
         }
     }

@@ -143,7 +143,7 @@ pub(crate) fn lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> 
 
 /// Growth curves in two panels over table rows (log scale): rows inserted per second, each
 /// kind a median line with a band from its slowest to its fastest fork; and WAL bytes per row.
-pub(crate) fn growth(title: &str, curves: &[super::growth::Curve]) -> anyhow::Result<String> {
+pub(crate) fn growth(title: &str, curves: &[crate::report::growth::Curve]) -> anyhow::Result<String> {
     let points = || curves.iter().flat_map(|c| c.points.iter());
     let x0 = points().map(|p| p.rows).fold(f64::INFINITY, f64::min).max(1.0);
     let x1 = points().map(|p| p.rows).fold(0.0, f64::max).max(x0 * 10.0);
@@ -202,7 +202,7 @@ fn wal_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     (x0, x1): (f64, f64),
     (y0, y1): (f64, f64),
-    curves: &[super::growth::Curve],
+    curves: &[crate::report::growth::Curve],
 ) -> anyhow::Result<()>
 where
     DB::ErrorType: 'static,

@@ -1,12 +1,8 @@
-//! Environment metadata: what the report records about the build, the machine and the run.
+//! Environment metadata: what the report records about the build, the machine and the run
+//! (the types; [`crate::machine`] collects them).
 
-use crate::protocol::PROTOCOL_VERSION;
-use crate::redact;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
-use std::process::Command;
-use std::time::SystemTime;
 
 /// Everything a reader needs to reproduce or distrust a number.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -145,47 +141,23 @@ pub(crate) struct Git {
     pub built_at: Option<String>,
 }
 
-/// The source this binary was built from (embedded by `build.rs`).
-pub(crate) fn build_git() -> Git {
-    let commit = Some(env!("HARNESS_GIT_COMMIT")).filter(|c| !c.is_empty()).map(String::from);
-    let dirty = match env!("HARNESS_GIT_DIRTY") {
-        "true" => Some(true),
-        "false" => Some(false),
-        _ => commit.as_ref().map(|_| false),
-    };
-    let secs: u64 = env!("HARNESS_BUILT_AT").parse().unwrap_or(0);
-    let built_at = (secs > 0).then(|| {
-        humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)).to_string()
-    });
-    Git { commit, dirty, built_at }
-}
-
-/// `harness --version`: the crate version, the commit it was built from and when.
-pub(crate) fn long_version() -> &'static str {
-    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    TEXT.get_or_init(|| {
-        let g = build_git();
-        let commit = g.commit.as_deref().map_or("unknown commit".to_string(), |c| c.chars().take(12).collect());
-        let dirty = if g.dirty == Some(true) { " (dirty)" } else { "" };
-        let when = g.built_at.as_deref().map_or(String::new(), |t| format!(", built {t}"));
-        format!("{} ({commit}{dirty}{when}; {})", env!("CARGO_PKG_VERSION"), env!("HARNESS_RUSTC_VERSION"))
-    })
-}
-
-/// A warning when the checkout the binary was built from now holds another commit, or holds
-/// edits the build did not.
-pub(crate) fn source_drift(built: &Git, now: &Git) -> Option<String> {
-    let (Some(b), Some(n)) = (built.commit.as_deref(), now.commit.as_deref()) else { return None };
-    if b != n {
-        return Some(format!(
-            "this binary was built from commit {} but the checkout is now at {}: the report names the built commit; rebuild to measure the checkout",
-            &b[..b.len().min(12)],
-            &n[..n.len().min(12)]
-        ));
+impl Git {
+    /// A warning when the checkout this source was built from (`self`) now holds another
+    /// commit (`now`), or holds edits the build did not.
+    pub(crate) fn drift_to(&self, now: &Git) -> Option<String> {
+        let built = self;
+        let (Some(b), Some(n)) = (built.commit.as_deref(), now.commit.as_deref()) else { return None };
+        if b != n {
+            return Some(format!(
+                "this binary was built from commit {} but the checkout is now at {}: the report names the built commit; rebuild to measure the checkout",
+                &b[..b.len().min(12)],
+                &n[..n.len().min(12)]
+            ));
+        }
+        (now.dirty == Some(true) && built.dirty == Some(false)).then(|| {
+            "the checkout has uncommitted edits this binary was not built with: rebuild to measure them".to_string()
+        })
     }
-    (now.dirty == Some(true) && built.dirty == Some(false)).then(|| {
-        "the checkout has uncommitted edits this binary was not built with: rebuild to measure them".to_string()
-    })
 }
 
 /// Operating system.
@@ -312,150 +284,11 @@ fn throughput_mode() -> String {
 }
 
 impl Meta {
-    /// Collects the metadata now.
-    pub(crate) fn collect(configuration: Option<String>, settings: Option<RunSettings>) -> Meta {
-        Meta {
-            harness_version: env!("CARGO_PKG_VERSION").into(),
-            protocol_version: PROTOCOL_VERSION,
-            git: build_git(),
-            checkout_at_run: Some(checkout_now()).filter(|now| source_drift(&build_git(), now).is_some()),
-            rustc: env!("HARNESS_RUSTC_VERSION").into(),
-            build_profile: build_profile().into(),
-            target: env!("HARNESS_TARGET").into(),
-            os: os(),
-            cpu: cpu(),
-            cgroup: cgroup(Path::new("/sys/fs/cgroup")),
-            load_average_start: load_average(),
-            load_average_end: None,
-            started_at: now_rfc3339(),
-            ended_at: None,
-            command_line: std::env::args().map(|a| redact(&a)).collect(),
-            configuration,
-            settings,
-            hardware_counters: None,
-            baseline: None,
-            system: crate::report::system::SystemChecks::collect(),
-            canary: None,
-            merged: None,
-            run_id: Some(uuid::Uuid::new_v4().to_string()),
-        }
-    }
-
     /// The ids of every run whose forks this report holds: its own, and its merged parts'.
     pub(crate) fn run_ids(&self) -> Vec<&str> {
         let parts = self.merged.iter().flat_map(|m| &m.part_run_ids);
         self.run_id.iter().chain(parts).map(String::as_str).collect()
     }
-
-    /// Records the end of the run.
-    pub(crate) fn finish(&mut self) {
-        self.load_average_end = load_average();
-        self.ended_at = Some(now_rfc3339());
-        self.system.finish();
-        self.system.warnings = crate::report::system::warnings(self);
-    }
-}
-
-/// `release` when built with optimizations, else `debug`.
-pub(crate) fn build_profile() -> &'static str {
-    if cfg!(debug_assertions) { "debug" } else { "release" }
-}
-
-/// Current UTC time, RFC 3339 to the second.
-pub(crate) fn now_rfc3339() -> String {
-    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
-}
-
-/// The checkout the binary was built from, as it is now (for [`source_drift`]).
-pub(crate) fn checkout_now() -> Git {
-    git(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")))
-}
-
-fn git(dir: &Path) -> Git {
-    let run = |args: &[&str]| {
-        Command::new("git")
-            .arg("--no-optional-locks")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    let commit = run(&["rev-parse", "HEAD"]);
-    let dirty = commit.as_ref().and_then(|_| {
-        run(&[
-            "status",
-            "--porcelain",
-            "--untracked-files=no",
-            "--",
-            "harness",
-            "workloads",
-            "Cargo.toml",
-            "Cargo.lock",
-        ])
-        .map(|s| !s.is_empty())
-    });
-    Git { commit, dirty, built_at: None }
-}
-
-fn read(path: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
-}
-
-fn os() -> Os {
-    let name = read("/etc/os-release")
-        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string())))
-        .unwrap_or_else(|| std::env::consts::OS.into());
-    let uname = nix::sys::utsname::uname().ok();
-    let kernel = uname.as_ref().map_or("unknown".into(), |u| u.release().to_string_lossy().into_owned());
-    Os { name, kernel, arch: std::env::consts::ARCH.into() }
-}
-
-fn cpu() -> Cpu {
-    let info = read("/proc/cpuinfo").unwrap_or_default();
-    let model = info
-        .lines()
-        .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_string()))
-        .unwrap_or_else(|| "unknown".into());
-    // SAFETY: sysconf has no preconditions.
-    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    let available = std::thread::available_parallelism().map_or(1, |n| n.get());
-    Cpu { model, logical_cpus: usize::try_from(online).unwrap_or(available), available_parallelism: available }
-}
-
-/// Reads cgroup v2 (`cpu.max`, `memory.max`) or v1 limits under `root`.
-pub(crate) fn cgroup(root: &Path) -> Cgroup {
-    let cpu_quota = match read(root.join("cpu.max")) {
-        Some(s) => parse_cpu_max(&s),
-        None => match (read(root.join("cpu/cpu.cfs_quota_us")), read(root.join("cpu/cpu.cfs_period_us"))) {
-            (Some(q), Some(p)) if q != "-1" => parse_cpu_max(&format!("{q} {p}")),
-            _ => "none".into(),
-        },
-    };
-    let memory_limit = read(root.join("memory.max"))
-        .or_else(|| read(root.join("memory/memory.limit_in_bytes")))
-        .filter(|s| s != "max" && s.parse::<u64>().is_ok_and(|v| v < (1 << 62)))
-        .unwrap_or_else(|| "none".into());
-    Cgroup { cpu_quota, memory_limit }
-}
-
-fn parse_cpu_max(s: &str) -> String {
-    let mut it = s.split_whitespace();
-    match (it.next(), it.next().and_then(|p| p.parse::<f64>().ok())) {
-        (Some(q), Some(period)) if q != "max" => match q.parse::<f64>() {
-            Ok(quota) => format!("{:.2} CPUs ({q}/{period})", quota / period),
-            Err(_) => "none".into(),
-        },
-        _ => "none".into(),
-    }
-}
-
-fn load_average() -> Option<[f64; 3]> {
-    let s = read("/proc/loadavg")?;
-    let v: Vec<f64> = s.split_whitespace().take(3).filter_map(|x| x.parse().ok()).collect();
-    v.try_into().ok()
 }
 
 #[cfg(test)]
@@ -463,51 +296,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cgroup_v2_limits_and_unlimited() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("cpu.max"), "150000 100000\n").unwrap();
-        std::fs::write(dir.path().join("memory.max"), "1073741824\n").unwrap();
-        let c = cgroup(dir.path());
-        assert_eq!(c.cpu_quota, "1.50 CPUs (150000/100000)");
-        assert_eq!(c.memory_limit, "1073741824");
-        std::fs::write(dir.path().join("cpu.max"), "max 100000\n").unwrap();
-        std::fs::write(dir.path().join("memory.max"), "max\n").unwrap();
-        let c = cgroup(dir.path());
-        assert_eq!((c.cpu_quota.as_str(), c.memory_limit.as_str()), ("none", "none"));
-        let empty = tempfile::tempdir().unwrap();
-        assert_eq!(cgroup(empty.path()).cpu_quota, "none");
-    }
-
-    #[test]
-    fn collected_meta_names_the_machine() {
-        let m = Meta::collect(None, None);
-        assert!(m.rustc.starts_with("rustc "), "{}", m.rustc);
-        assert!(m.cpu.logical_cpus >= 1);
-        assert!(m.load_average_start.is_some());
-        assert!(!m.target.is_empty());
-    }
-
-    #[test]
     fn a_moved_or_edited_checkout_is_told_from_the_built_source() {
         let git = |c: &str, dirty: bool| Git { commit: Some(c.into()), dirty: Some(dirty), built_at: None };
-        assert_eq!(source_drift(&git("aaaa", false), &git("aaaa", false)), None);
-        let moved = source_drift(&git("aaaa", false), &git("bbbb", false)).unwrap();
+        assert_eq!(git("aaaa", false).drift_to(&git("aaaa", false)), None);
+        let moved = git("aaaa", false).drift_to(&git("bbbb", false)).unwrap();
         assert!(moved.contains("built from commit aaaa but the checkout is now at bbbb"), "{moved}");
-        assert!(source_drift(&git("aaaa", false), &git("aaaa", true)).unwrap().contains("uncommitted edits"));
-        assert_eq!(source_drift(&git("aaaa", true), &git("aaaa", true)), None, "built dirty: nothing new to say");
+        assert!(git("aaaa", false).drift_to(&git("aaaa", true)).unwrap().contains("uncommitted edits"));
+        assert_eq!(git("aaaa", true).drift_to(&git("aaaa", true)), None, "built dirty: nothing new to say");
         let unknown = Git { commit: None, dirty: None, built_at: None };
-        assert_eq!(source_drift(&unknown, &git("aaaa", false)), None);
-    }
-
-    #[test]
-    fn the_build_records_its_commit_and_time() {
-        let g = build_git();
-        // Built inside this repository's checkout: a 40-hex commit and a build time.
-        if let Some(c) = &g.commit {
-            assert_eq!(c.len(), 40, "{c}");
-            assert!(g.dirty.is_some());
-        }
-        assert!(g.built_at.as_deref().is_some_and(|t| t.ends_with('Z')), "{g:?}");
-        assert!(long_version().starts_with(env!("CARGO_PKG_VERSION")), "{}", long_version());
+        assert_eq!(unknown.drift_to(&git("aaaa", false)), None);
     }
 }

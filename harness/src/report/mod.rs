@@ -3,9 +3,11 @@
 //! One version number ([`SCHEMA_VERSION`]) covers the whole document; `harness/schema/` holds the
 //! JSON Schema generated from these types (a test keeps the two equal).
 
+pub(crate) mod growth;
 pub(crate) mod io;
 pub(crate) mod latency;
 pub(crate) mod meta;
+pub(crate) mod read;
 mod score;
 pub(crate) mod system;
 pub(crate) mod write;

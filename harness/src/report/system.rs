@@ -3,7 +3,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 use std::time::Instant;
 
 /// What the machine looked like for measuring.
@@ -24,95 +23,24 @@ pub(crate) struct SystemChecks {
     /// CPU counters when the run started (not reported).
     #[serde(skip)]
     #[schemars(skip)]
-    start: Option<CpuSnapshot>,
+    pub start: Option<CpuSnapshot>,
 }
 
 /// Busy CPU time of the whole machine and of this process tree, at one instant.
 #[derive(Debug, Clone, Copy)]
-struct CpuSnapshot {
-    at: Instant,
-    machine_busy_secs: f64,
-    own_secs: f64,
-}
-
-fn read(path: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
-}
-
-/// Busy seconds of every CPU from the first line of `/proc/stat` (user, nice, system, irq,
-/// softirq; idle, iowait and steal are not busy).
-pub(crate) fn machine_busy_secs(proc_stat: &str, ticks_per_sec: f64) -> Option<f64> {
-    let line = proc_stat.lines().next()?.strip_prefix("cpu ")?;
-    let v: Vec<f64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-    let busy = v.first()? + v.get(1)? + v.get(2)? + v.get(5).unwrap_or(&0.0) + v.get(6).unwrap_or(&0.0);
-    Some(busy / ticks_per_sec)
-}
-
-fn own_secs() -> f64 {
-    use nix::sys::resource::{UsageWho, getrusage};
-    [UsageWho::RUSAGE_SELF, UsageWho::RUSAGE_CHILDREN]
-        .into_iter()
-        .filter_map(|who| getrusage(who).ok())
-        .map(|u| {
-            let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
-            t(u.user_time()) + t(u.system_time())
-        })
-        .sum()
-}
-
-fn snapshot() -> Option<CpuSnapshot> {
-    // SAFETY: sysconf has no preconditions.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    let machine_busy_secs = machine_busy_secs(&read("/proc/stat")?, if ticks > 0.0 { ticks } else { 100.0 })?;
-    Some(CpuSnapshot { at: Instant::now(), machine_busy_secs, own_secs: own_secs() })
-}
-
-fn governors() -> Option<String> {
-    let mut found: Vec<String> = std::fs::read_dir("/sys/devices/system/cpu")
-        .ok()?
-        .filter_map(|e| read(e.ok()?.path().join("cpufreq/scaling_governor")))
-        .collect();
-    found.sort();
-    found.dedup();
-    (!found.is_empty()).then(|| found.join(","))
-}
-
-fn turbo() -> Option<String> {
-    if let Some(no_turbo) = read("/sys/devices/system/cpu/intel_pstate/no_turbo") {
-        return Some(if no_turbo == "1" { "off" } else { "on" }.into());
-    }
-    read("/sys/devices/system/cpu/cpufreq/boost").map(|b| if b == "1" { "on" } else { "off" }.into())
-}
-
-impl SystemChecks {
-    /// Reads the machine's settings and starts counting other processes' CPU time.
-    pub(crate) fn collect() -> SystemChecks {
-        SystemChecks {
-            governor: governors(),
-            turbo: turbo(),
-            aslr: read("/proc/sys/kernel/randomize_va_space"),
-            other_cpu_cores: None,
-            warnings: vec![],
-            start: snapshot(),
-        }
-    }
-
-    /// Average cores other processes kept busy since [`SystemChecks::collect`].
-    pub(crate) fn finish(&mut self) {
-        if let (Some(a), Some(b)) = (self.start, snapshot()) {
-            let wall = b.at.duration_since(a.at).as_secs_f64();
-            if wall > 0.5 {
-                let others = (b.machine_busy_secs - a.machine_busy_secs) - (b.own_secs - a.own_secs);
-                self.other_cpu_cores = Some((others / wall).max(0.0));
-            }
-        }
-    }
+pub(crate) struct CpuSnapshot {
+    /// When.
+    pub at: Instant,
+    /// Busy seconds of every CPU since boot.
+    pub machine_busy_secs: f64,
+    /// CPU seconds of this process and its reaped children.
+    pub own_secs: f64,
 }
 
 /// The warnings a run's metadata calls for, one line each.
 pub(crate) fn warnings(meta: &super::Meta) -> Vec<String> {
     let mut w = vec![];
-    if let Some(drift) = meta.checkout_at_run.as_ref().and_then(|now| super::meta::source_drift(&meta.git, now)) {
+    if let Some(drift) = meta.checkout_at_run.as_ref().and_then(|now| meta.git.drift_to(now)) {
         w.push(drift);
     }
     if meta.build_profile != "release" {
@@ -151,15 +79,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn busy_time_counts_user_nice_system_irq_softirq() {
-        let stat = "cpu  100 20 30 1000 50 7 3 40 0 0\ncpu0 1 2 3 4\n";
-        assert_eq!(machine_busy_secs(stat, 10.0), Some((100.0 + 20.0 + 30.0 + 7.0 + 3.0) / 10.0));
-        assert_eq!(machine_busy_secs("intr 1 2", 100.0), None);
-    }
-
-    #[test]
     fn debug_quota_and_load_are_warned_about() {
-        let mut meta = super::super::Meta::collect(None, None);
+        let mut meta = crate::machine::collect_meta(None, None);
         meta.build_profile = "debug".into();
         meta.cgroup.cpu_quota = "1.00 CPUs (100000/100000)".into();
         meta.load_average_start = Some([64.0, 1.0, 1.0]);

@@ -129,7 +129,7 @@ pub(super) fn sweep_stale(cases: &[Case], skipped: &[Option<String>], ctx: &RunC
         let shown = url.as_deref().map(redact);
         let limit = attempt_limit(ctx);
         let stopped = || ctx.stop.load(Ordering::SeqCst);
-        match bounded(limit, &stopped, move || workloads::db::stale::sweep(url.as_deref())) {
+        match bounded(limit, &stopped, move || workloads::db::sweep_stale(url.as_deref())) {
             Some(Ok(swept)) => {
                 if let Some(line) = swept.line() {
                     progress.warn(&line);

@@ -147,7 +147,7 @@ pub(crate) fn run(
         canary::measure(&mut report, ctx, progress, "end");
     }
     report.status = if ctx.stop.load(Ordering::SeqCst) { RunStatus::Interrupted } else { RunStatus::Complete };
-    report.meta.finish();
+    crate::machine::finish_meta(&mut report.meta);
     save(ctx, &report, progress)?;
     progress.finish();
     Ok(report)

@@ -29,6 +29,19 @@ pub(crate) struct Summary {
     pub max: f64,
 }
 
+/// The median of `xs` (the mean of the two middle values for an even count); `None` when
+/// empty. The one median the harness computes.
+pub(crate) fn median(xs: &[f64]) -> Option<f64> {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
 /// Summarizes the finite values of `xs`; `None` when there are none.
 pub(crate) fn summarize(xs: &[f64]) -> Option<Summary> {
     let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
@@ -38,8 +51,7 @@ pub(crate) fn summarize(xs: &[f64]) -> Option<Summary> {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     let mean = v.iter().sum::<f64>() / n as f64;
-    let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
-    Some(Summary { n, mean, median, stdev: stdev(&v, mean), min: v[0], max: v[n - 1] })
+    Some(Summary { n, mean, median: median(&v)?, stdev: stdev(&v, mean), min: v[0], max: v[n - 1] })
 }
 
 /// Sample standard deviation around `mean`; NaN for fewer than two values.

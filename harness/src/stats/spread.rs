@@ -91,19 +91,15 @@ pub(crate) fn trend(groups: &[Vec<f64>]) -> Option<Trend> {
 pub(crate) const OUTLIER_Z: f64 = 3.5;
 
 /// Indices of the outliers of `xs` by the modified z-score `0.6745 (x - median) / MAD` above
-/// [`OUTLIER_Z`] in absolute value, the rule hyperfine uses. With a MAD of zero every value
-/// off the median is an outlier.
+/// [`OUTLIER_Z`] in absolute value: Iglewicz and Hoaglin's rule. With a MAD of zero every
+/// value off the median is an outlier.
 pub(crate) fn outliers(xs: &[f64]) -> Vec<usize> {
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
-    };
     if xs.len() < 3 {
         return vec![];
     }
-    let med = median(&mut xs.to_vec());
-    let mad = median(&mut xs.iter().map(|x| (x - med).abs()).collect());
+    let Some(med) = super::median(xs) else { return vec![] };
+    let deviations: Vec<f64> = xs.iter().map(|x| (x - med).abs()).collect();
+    let Some(mad) = super::median(&deviations) else { return vec![] };
     (0..xs.len())
         .filter(|&i| if mad == 0.0 { xs[i] != med } else { (0.6745 * (xs[i] - med) / mad).abs() > OUTLIER_Z })
         .collect()

@@ -49,6 +49,44 @@ pub fn remove_leftovers(worker_pid: u32, database_url: Option<&str>) -> anyhow::
     Ok(removed)
 }
 
+/// What [`sweep_stale`] removed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Swept {
+    /// PostgreSQL schemas dropped.
+    pub schemas: usize,
+    /// SQLite temp dirs removed.
+    pub dirs: usize,
+    /// The gone workers they belonged to.
+    pub pids: std::collections::BTreeSet<u32>,
+}
+
+impl Swept {
+    /// The one line that says what was removed, or `None` when nothing was.
+    pub fn line(&self) -> Option<String> {
+        if self.schemas + self.dirs == 0 {
+            return None;
+        }
+        let pids: Vec<String> = self.pids.iter().map(u32::to_string).collect();
+        Some(format!(
+            "removed {} PostgreSQL schema(s) and {} SQLite temp dir(s) left by workers that are gone (pid {})",
+            self.schemas,
+            self.dirs,
+            pids.join(", ")
+        ))
+    }
+}
+
+/// Removes the SQLite temp dirs and, given a PostgreSQL URL, the schemas whose workers are gone
+/// (a killed worker cannot clean up, and the parent's cleanup can fail while a server restarts).
+pub fn sweep_stale(database_url: Option<&str>) -> anyhow::Result<Swept> {
+    let dirs = sqlite::remove_stale_dirs();
+    let schemas = match database_url {
+        Some(url) => postgres::drop_stale_schemas(url)?,
+        None => vec![],
+    };
+    Ok(Swept { schemas: schemas.len(), dirs: dirs.len(), pids: dirs.into_iter().chain(schemas).collect() })
+}
+
 /// Which server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -232,5 +270,20 @@ impl Db {
             Db::Sqlite(_) => Ok(()),
             Db::Postgres(db) => db.drop_schema().context("cannot drop the fork's schema"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_names_counts_and_pids() {
+        assert_eq!(Swept::default().line(), None);
+        let swept = Swept { schemas: 2, dirs: 1, pids: [7, 9].into() };
+        assert_eq!(
+            swept.line().unwrap(),
+            "removed 2 PostgreSQL schema(s) and 1 SQLite temp dir(s) left by workers that are gone (pid 7, 9)"
+        );
     }
 }

@@ -1,8 +1,6 @@
-//! What workers that are gone left behind (a killed worker cannot clean up, and the parent's
-//! cleanup can fail while a server restarts): found by the pid in its name or comment, removed
-//! at the start of the next run that touches the same server.
-
-use std::collections::BTreeSet;
+//! Whose leftovers are stale: a worker's schema or temp dir names its pid (and a schema the
+//! machine's boot), and it is stale once that process is gone. The sweep itself is
+//! [`super::sweep_stale`].
 
 /// This boot of this machine (`/proc/sys/kernel/random/boot_id`): a pid names a process only
 /// together with it. Empty where the kernel does not say, so that nothing is ever matched.
@@ -18,43 +16,6 @@ pub fn is_alive(pid: u32) -> bool {
     sent == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
-/// What [`sweep`] removed.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Swept {
-    /// PostgreSQL schemas dropped.
-    pub schemas: usize,
-    /// SQLite temp dirs removed.
-    pub dirs: usize,
-    /// The gone workers they belonged to.
-    pub pids: BTreeSet<u32>,
-}
-
-impl Swept {
-    /// The one line that says what was removed, or `None` when nothing was.
-    pub fn line(&self) -> Option<String> {
-        if self.schemas + self.dirs == 0 {
-            return None;
-        }
-        let pids: Vec<String> = self.pids.iter().map(u32::to_string).collect();
-        Some(format!(
-            "removed {} PostgreSQL schema(s) and {} SQLite temp dir(s) left by workers that are gone (pid {})",
-            self.schemas,
-            self.dirs,
-            pids.join(", ")
-        ))
-    }
-}
-
-/// Removes the SQLite temp dirs and, given a PostgreSQL URL, the schemas whose workers are gone.
-pub fn sweep(database_url: Option<&str>) -> anyhow::Result<Swept> {
-    let dirs = super::sqlite::remove_stale_dirs();
-    let schemas = match database_url {
-        Some(url) => super::postgres::drop_stale_schemas(url)?,
-        None => vec![],
-    };
-    Ok(Swept { schemas: schemas.len(), dirs: dirs.len(), pids: dirs.into_iter().chain(schemas).collect() })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,15 +28,5 @@ mod tests {
         child.wait().unwrap();
         assert!(!is_alive(pid));
         assert!(!boot_id().is_empty());
-    }
-
-    #[test]
-    fn the_line_names_counts_and_pids() {
-        assert_eq!(Swept::default().line(), None);
-        let swept = Swept { schemas: 2, dirs: 1, pids: [7, 9].into() };
-        assert_eq!(
-            swept.line().unwrap(),
-            "removed 2 PostgreSQL schema(s) and 1 SQLite temp dir(s) left by workers that are gone (pid 7, 9)"
-        );
     }
 }

@@ -4,9 +4,9 @@
 //! failure into a warning.
 
 use crate::BadInput;
-use crate::app::read_report;
 use crate::cli::SameInstructions;
 use crate::compare::{CountComparison, json};
+use crate::report::read::read_report;
 use crate::report::{Report, write};
 use std::process::ExitCode;
 
@@ -289,7 +289,7 @@ fn count_gate(
     c: impl CountComparison,
     (flag, what): (&str, &str),
 ) -> Result<Gate, BadInput> {
-    use crate::compare::instructions::Verdict;
+    use crate::compare::Verdict;
     let no_counts = c.labels(Verdict::NoData);
     if !no_counts.is_empty() || c.verdicts().iter().all(|(_, _, counted)| !counted) {
         let shown = if no_counts.is_empty() { "every case".to_string() } else { no_counts.join(", ") };
