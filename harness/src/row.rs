@@ -60,7 +60,7 @@ impl CaseRow {
             forks: if b.skipped.is_some() { "skipped".into() } else { format!("{}/{}", b.forks_ok(), b.timed_forks()) },
             instr: b.instructions.as_ref().map_or("-".into(), |i| {
                 let client = if b.servers.is_empty() { "" } else { " (client)" };
-                format!("{}{:.1}{client}", if i.deterministic { "" } else { "~" }, i.per_op)
+                format!("{}{:.1}{client}", if i.deterministic { "" } else { "~" }, i.median())
             }),
             allocs: b.allocations.as_ref().map_or("-".into(), |a| {
                 let client = if b.servers.is_empty() { "" } else { " (client)" };

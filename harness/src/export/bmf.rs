@@ -32,7 +32,7 @@ impl Exporter for Bmf {
             if let Some(i) = &b.instructions {
                 measures.insert(
                     "instructions".into(),
-                    json!({ "value": i.per_op, "lower_value": i.min_per_op, "upper_value": i.max_per_op }),
+                    json!({ "value": i.median(), "lower_value": i.min_per_op, "upper_value": i.max_per_op }),
                 );
             }
             if let Some(a) = &b.allocations {

@@ -1,7 +1,7 @@
 //! CSV: one row per case, numbers unformatted.
 
 use super::{Exporter, interval};
-use crate::report::Report;
+use crate::report::{InstructionSummary, Report};
 
 /// The CSV exporter.
 pub(super) struct Csv;
@@ -63,7 +63,7 @@ impl Exporter for Csv {
                 opt(s.map(|s| s.median)),
                 opt(s.map(|s| s.min)),
                 opt(s.map(|s| s.max)),
-                opt(b.instructions.as_ref().map(|i| i.per_op)),
+                opt(b.instructions.as_ref().map(InstructionSummary::median)),
                 opt(b.allocations.as_ref().map(|a| a.per_op)),
                 opt(io(b, |c| c.round_trips)),
                 opt(io(b, crate::report::io::IoCount::statements_total)),

@@ -68,16 +68,18 @@ fn percentiles(mut values: Vec<(f64, u64)>) -> Map<String, Value> {
     JMH_PERCENTILES.iter().map(|(k, q)| (k.to_string(), num(percentile(&values, q * 100.0)))).collect()
 }
 
-/// Mean and the 99.9% Student-t half-width of a multiset; the error is NaN below two values.
+/// Mean and the 99.9% Student-t half-width of a multiset (NaN for two values or fewer, as in
+/// JMH and the report: [`crate::stats::error_of`]).
 fn mean_and_error(values: &[(f64, u64)]) -> (f64, f64) {
     let n: u64 = values.iter().map(|v| v.1).sum();
     let mean = values.iter().map(|(v, c)| v * *c as f64).sum::<f64>() / n as f64;
-    if n < 2 {
-        return (mean, f64::NAN);
-    }
-    let var = values.iter().map(|(v, c)| (v - mean).powi(2) * *c as f64).sum::<f64>() / (n - 1) as f64;
-    let t = crate::stats::student_t_quantile(1.0 - (1.0 - crate::stats::CONFIDENCE) / 2.0, (n - 1) as f64);
-    (mean, t * var.sqrt() / (n as f64).sqrt())
+    let stdev = if n < 2 {
+        f64::NAN
+    } else {
+        (values.iter().map(|(v, c)| (v - mean).powi(2) * *c as f64).sum::<f64>() / (n - 1) as f64).sqrt()
+    };
+    let error = crate::stats::error_of(n as usize, stdev, crate::stats::CONFIDENCE);
+    (mean, error.unwrap_or(f64::NAN))
 }
 
 fn seconds(nanos: u64) -> String {
@@ -107,8 +109,8 @@ fn secondary(b: &Benchmark) -> Value {
     if let Some(i) = &b.instructions {
         s.insert(
             "instructions".into(),
-            json!({"score": i.per_op, "scoreError": "NaN", "scoreConfidence": [i.min_per_op, i.max_per_op],
-                   "scorePercentiles": {}, "scoreUnit": "instructions/op", "rawData": [[i.per_op]]}),
+            json!({"score": i.median(), "scoreError": "NaN", "scoreConfidence": [i.min_per_op, i.max_per_op],
+                   "scorePercentiles": {}, "scoreUnit": "instructions/op", "rawData": [[i.median()]]}),
         );
     }
     if let Some(a) = &b.allocations {
@@ -142,7 +144,8 @@ fn throughput(b: &Benchmark) -> Option<Value> {
         .map(|f| f.iterations.iter().map(Iteration::ops_per_sec).collect())
         .collect();
     let values: Vec<(f64, u64)> = raw.iter().flatten().map(|&v| (v, 1)).collect();
-    let (_, error) = mean_and_error(&values);
+    // The report's own error over the same iterations (NaN where it has none).
+    let error = s.error.unwrap_or(f64::NAN);
     let mut m = common(b, "thrpt");
     m.insert(
         "primaryMetric".into(),
@@ -223,11 +226,17 @@ mod tests {
     }
 
     #[test]
-    fn errors_are_numbers_from_two_values_and_nan_below() {
-        // 2, 4: mean 3, sd sqrt(2), t(0.9995, 1) = 636.619: error 636.619 * sqrt(2) / sqrt(2).
-        let (mean, error) = mean_and_error(&[(2.0, 1), (4.0, 1)]);
-        assert_eq!(mean, 3.0);
-        assert!((error - 636.6192).abs() < 1e-3, "{error}");
+    fn errors_are_numbers_from_three_values_and_nan_below_as_in_jmh() {
+        // JMH (Statistics.getMeanErrorAt) and the report give no error for n <= 2: an
+        // interval from two values (t = 636.6) is wider than anything it could say.
+        assert!(mean_and_error(&[(2.0, 1), (4.0, 1)]).1.is_nan());
         assert!(mean_and_error(&[(2.0, 1)]).1.is_nan());
+        // 2, 4, 6: mean 4, sd 2, t(0.9995, 2) = 31.599 (published tables): 31.599 * 2 / sqrt(3).
+        let (mean, error) = mean_and_error(&[(2.0, 1), (4.0, 1), (6.0, 1)]);
+        assert_eq!(mean, 4.0);
+        assert!((error - 36.4875).abs() < 1e-3, "{error}");
+        // A multiset counts each value as often as it occurs.
+        assert_eq!(mean_and_error(&[(2.0, 1), (4.0, 2)]), mean_and_error(&[(2.0, 1), (4.0, 1), (4.0, 1)]));
+        assert!(!mean_and_error(&[(2.0, 1), (4.0, 2)]).1.is_nan(), "three values");
     }
 }

@@ -153,3 +153,51 @@ pub(crate) mod fixture {
         report
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Format, exporter, fixture};
+    use crate::compare::Metric;
+    use crate::report::Score;
+    use serde_json::Value;
+
+    fn export(format: Format, metric: Metric, report: &crate::report::Report) -> String {
+        exporter(format, metric).export(report).unwrap()
+    }
+
+    #[test]
+    fn every_format_gives_the_median_of_several_instruction_forks() {
+        // Three instruction forks of 860, 900 and 910 per op: the first is not the figure.
+        let mut report = fixture::report();
+        let i = report.benchmarks[1].instructions.as_mut().unwrap();
+        (i.forks, i.per_op, i.median_per_op, i.min_per_op, i.max_per_op) = (3, 860.0, Some(900.0), 860.0, 910.0);
+        let bmf: Value = serde_json::from_str(&export(Format::Bmf, Metric::Throughput, &report)).unwrap();
+        let (_, sql) = bmf.as_object().unwrap().iter().find(|(k, _)| k.contains("sql")).unwrap();
+        assert_eq!(sql["instructions"]["value"], 900.0);
+        let jmh: Value = serde_json::from_str(&export(Format::Jmh, Metric::Throughput, &report)).unwrap();
+        let entry = jmh.as_array().unwrap().iter().find(|e| e["benchmark"].as_str().unwrap().contains("sql")).unwrap();
+        assert_eq!(entry["secondaryMetrics"]["instructions"]["score"], 900.0);
+        let csv = export(Format::Csv, Metric::Throughput, &report);
+        let mut rows = ::csv::Reader::from_reader(csv.as_bytes());
+        let column = rows.headers().unwrap().iter().position(|h| h == "instructions_per_op").unwrap();
+        let sql = rows.records().map(Result::unwrap).find(|r| r[0].starts_with("sql/")).unwrap();
+        assert_eq!(&sql[column], "900");
+        assert!(export(Format::Markdown, Metric::Throughput, &report).contains("900.0"));
+        let gab: Value = serde_json::from_str(&export(Format::Gab, Metric::Instructions, &report)).unwrap();
+        assert!(gab.as_array().unwrap().iter().any(|e| e["value"] == 900.0), "{gab:#}");
+    }
+
+    #[test]
+    fn jmh_gives_no_error_from_two_iterations_as_jmh_and_the_report_do() {
+        let mut report = fixture::report();
+        let noop = &mut report.benchmarks[0];
+        noop.forks.truncate(1);
+        noop.forks[0].iterations.truncate(2);
+        noop.score = Score::from_forks(&noop.forks);
+        assert_eq!(noop.score.as_ref().unwrap().error, None);
+        let jmh: Value = serde_json::from_str(&export(Format::Jmh, Metric::Throughput, &report)).unwrap();
+        let primary = &jmh[0]["primaryMetric"];
+        assert_eq!(primary["scoreError"], "NaN", "{primary:#}");
+        assert_eq!(primary["scoreConfidence"], serde_json::json!(["NaN", "NaN"]));
+    }
+}

@@ -74,11 +74,17 @@ pub(crate) fn student_t_quantile(p: f64, df: f64) -> f64 {
 /// Half-width of the two-sided `confidence` interval of the mean, as JMH computes it:
 /// `t(1 - (1 - confidence) / 2, n - 1) * stdev / sqrt(n)`; `None` when `n <= 2`, as in JMH.
 pub(crate) fn mean_error(s: &Summary, confidence: f64) -> Option<f64> {
-    if s.n <= 2 || !s.stdev.is_finite() {
+    error_of(s.n, s.stdev, confidence)
+}
+
+/// [`mean_error`] from a sample's size and standard deviation: the one error formula the
+/// reports and every export use.
+pub(crate) fn error_of(n: usize, stdev: f64, confidence: f64) -> Option<f64> {
+    if n <= 2 || !stdev.is_finite() {
         return None;
     }
-    let t = student_t_quantile(1.0 - (1.0 - confidence) / 2.0, (s.n - 1) as f64);
-    Some(t * s.stdev / (s.n as f64).sqrt()).filter(|e| e.is_finite())
+    let t = student_t_quantile(1.0 - (1.0 - confidence) / 2.0, (n - 1) as f64);
+    Some(t * stdev / (n as f64).sqrt()).filter(|e| e.is_finite())
 }
 
 #[cfg(test)]
