@@ -76,3 +76,94 @@ fn export_writes_every_format() {
     let bad = harness().arg("export").arg(&report).args(["--format", "xml"]).output().unwrap();
     assert_eq!(code(&bad), 2);
 }
+
+#[test]
+fn an_ab_report_exports_the_build_side_names_and_never_one_silently() {
+    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/ab-async-held-connection.json");
+    let report = read_report(&committed);
+    let export = |extra: &[&str]| {
+        harness().args(["export"]).arg(&committed).args(["--format", "bmf"]).args(extra).output().unwrap()
+    };
+    let out = export(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(err.contains("is an A/B report of two builds: pass --side new") && err.lines().count() == 1, "{err}");
+    for (side, score) in [("new", "score"), ("base", "baseline_score")] {
+        let out = export(&["--side", side]);
+        assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+        let bmf: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for case in report["benchmarks"].as_array().unwrap() {
+            let db = case["params"]["db"].as_str().unwrap();
+            let (_, measures) =
+                bmf.as_object().unwrap().iter().find(|(k, _)| k.contains(&format!("db={db},"))).unwrap();
+            let exported = measures["throughput"]["value"].as_f64().unwrap();
+            let recorded = case[score]["mean"].as_f64().unwrap();
+            assert!(
+                (exported - recorded).abs() < 1e-6 * recorded,
+                "{side} {db}: {exported} against the report's {recorded}"
+            );
+        }
+    }
+    // A plain report has one build: --side is refused.
+    let dir = tempfile::tempdir().unwrap();
+    let plain = quick_report(dir.path());
+    let out = harness().arg("export").arg(&plain).args(["--format", "csv", "--side", "base"]).output().unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("drop --side"));
+}
+
+#[test]
+fn failed_and_skipped_cases_are_kept_and_marked_in_every_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.json");
+    // fault/panic fails every fork; the PostgreSQL case is skipped (nothing listens on port 1).
+    let out = harness()
+        .args([
+            "run",
+            "smoke",
+            "--hidden",
+            "-f",
+            "^fault/panic$",
+            "-f",
+            "^baseline/noop$",
+            "-f",
+            "^sql/thread_select_by_id$",
+        ])
+        .args(["-p", "after_ms=0", "-p", "db=postgres", "-p", "row_count=1000"])
+        .args(["--database-url", "postgres://postgres@127.0.0.1:1/test"])
+        .args(["--forks", "2", "--iterations", "2", "--time", "50ms", "--warmup-time", "20ms", "--quiet", "--out"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", String::from_utf8_lossy(&out.stderr));
+    let export = |format: &str| {
+        let out = harness().arg("export").arg(&path).args(["--format", format]).output().unwrap();
+        assert_eq!(code(&out), 0, "{format}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let csv = export("csv");
+    let mut rows = csv::Reader::from_reader(csv.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    let row = |name: &str| rows.iter().find(|r| &r[0] == name).unwrap_or_else(|| panic!("{name} dropped:\n{csv}"));
+    assert_eq!((&row("fault/panic")[at("status")], &row("fault/panic")[at("forks_failed")]), ("failed", "2"));
+    assert!(row("fault/panic")[at("note")].starts_with("all 2 forks failed (first: "), "{csv}");
+    assert_eq!(&row("sql/thread_select_by_id")[at("status")], "skipped");
+    assert!(row("sql/thread_select_by_id")[at("note")].contains("cannot reach PostgreSQL"), "{csv}");
+    assert_eq!(&row("baseline/noop")[at("status")], "ok");
+    let bmf: serde_json::Value = serde_json::from_str(&export("bmf")).unwrap();
+    let measures = |name: &str| {
+        bmf.as_object().unwrap().iter().find(|(k, _)| k.starts_with(name)).map(|(_, v)| v.clone()).unwrap()
+    };
+    assert_eq!(measures("fault/panic")["forks_failed"]["value"], 2.0);
+    assert_eq!(measures("sql/thread_select_by_id")["skipped"]["value"], 1.0);
+    let jmh: serde_json::Value = serde_json::from_str(&export("jmh")).unwrap();
+    let entry = |name: &str| {
+        jmh.as_array().unwrap().iter().find(|e| e["benchmark"].as_str().unwrap().contains(name)).cloned().unwrap()
+    };
+    assert_eq!(entry("fault.panic")["primaryMetric"]["score"], "NaN");
+    assert_eq!(entry("fault.panic")["harnessStatus"], "failed");
+    assert_eq!(entry("sql.thread_select_by_id")["harnessStatus"], "skipped");
+    assert!(entry("baseline.noop").get("harnessStatus").is_none(), "an ok case is as before");
+}

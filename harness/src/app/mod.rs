@@ -37,7 +37,7 @@ fn export(args: &crate::cli::ExportArgs) -> anyhow::Result<ExitCode> {
     if args.metric.is_some() && args.format != crate::export::Format::Gab {
         return Err(BadInput("--metric picks the series of --format gab: drop it, or use --format gab".into()).into());
     }
-    let report = read_report(&args.report, "the")?;
+    let report = one_side(read_report(&args.report, "the")?, args)?;
     let metric = args.metric.unwrap_or(Metric::Throughput);
     if metric == Metric::Instructions && report.benchmarks.iter().all(|b| b.instructions.is_none()) {
         return Err(BadInput(format!(
@@ -62,6 +62,28 @@ fn export(args: &crate::cli::ExportArgs) -> anyhow::Result<ExitCode> {
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The build of an A/B report that `--side` names, as a plain report; a plain report as it is.
+/// An A/B report without `--side` is refused: exporting one build silently drops the other.
+fn one_side(mut report: Report, args: &crate::cli::ExportArgs) -> Result<Report, BadInput> {
+    use crate::cli::ExportSide;
+    let ab = report.benchmarks.iter().any(|b| !b.baseline_forks.is_empty()) || report.meta.baseline.is_some();
+    let shown = args.report.display();
+    match (ab, args.side) {
+        (true, None) => Err(BadInput(format!(
+            "{shown} is an A/B report of two builds: pass --side new (the build that ran it) or --side base (its baseline) to export one of them whole"
+        ))),
+        (false, Some(_)) => {
+            Err(BadInput(format!("--side picks a build of an A/B report, and {shown} has one build: drop --side")))
+        }
+        (false, None) => Ok(report),
+        (true, Some(side)) => {
+            let baseline = side == ExportSide::Base;
+            report.benchmarks = report.benchmarks.iter().map(|b| b.one_build(baseline)).collect();
+            Ok(report)
+        }
+    }
 }
 
 fn docs(args: &crate::cli::DocsArgs) -> anyhow::Result<ExitCode> {

@@ -155,6 +155,19 @@ pub struct ExportArgs {
     /// Write here instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// An A/B report holds two builds: export the candidate's forks (`new`, the build that ran
+    /// the report) or the baseline's (`base`). Required for A/B reports, refused for others.
+    #[arg(long, value_enum, value_name = "BUILD")]
+    pub side: Option<ExportSide>,
+}
+
+/// `harness export --side`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportSide {
+    /// The baseline build (`--baseline-bin`, `ab REF`).
+    Base,
+    /// The build that ran the report.
+    New,
 }
 
 /// `harness docs`.

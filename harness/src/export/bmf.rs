@@ -1,7 +1,8 @@
 //! Bencher Metric Format: `{ case: { measure: { value, lower_value, upper_value } } }`, with the
 //! built-in `throughput` (ops/s, bounds from the confidence interval) and `latency` (ns, bounds
 //! p50 and p99) measures, and `instructions`, `allocations` and the I/O counts (`round_trips`,
-//! `statements`, `messages`, `bytes`, `rows_returned`, `rows_read`) per op where present.
+//! `statements`, `messages`, `bytes`, `rows_returned`, `rows_read`) per op where present. Every
+//! case appears: one with failed forks has a `forks_failed` measure, a skipped one `skipped`.
 
 use super::{Exporter, interval};
 use crate::report::Report;
@@ -41,9 +42,15 @@ impl Exporter for Bmf {
             for (name, value, _) in super::io_measures(b) {
                 measures.insert(name.into(), json!({ "value": value }));
             }
-            if !measures.is_empty() {
-                out.insert(b.label(), Value::Object(measures));
+            // A case that failed or was skipped is kept, marked by a measure of its own.
+            match super::CaseStatus::of(b) {
+                super::CaseStatus::Ok => {}
+                super::CaseStatus::Skipped(_) => drop(measures.insert("skipped".into(), json!({ "value": 1.0 }))),
+                status => {
+                    drop(measures.insert("forks_failed".into(), json!({ "value": status.forks_failed() as f64 })))
+                }
             }
+            out.insert(b.label(), Value::Object(measures));
         }
         Ok(serde_json::to_string_pretty(&Value::Object(out))? + "\n")
     }

@@ -1,4 +1,5 @@
-//! CSV: one row per case, numbers unformatted.
+//! CSV: one row per case, numbers unformatted; every case, its `status` (ok, partial, failed,
+//! skipped), failed forks and why.
 
 use super::{Exporter, interval};
 use crate::report::{InstructionSummary, Report};
@@ -6,7 +7,7 @@ use crate::report::{InstructionSummary, Report};
 /// The CSV exporter.
 pub(super) struct Csv;
 
-const HEADER: [&str; 23] = [
+const HEADER: [&str; 26] = [
     "benchmark",
     "params",
     "threads",
@@ -30,6 +31,9 @@ const HEADER: [&str; 23] = [
     "rows_read_per_op",
     "p50_ns",
     "p99_ns",
+    "status",
+    "forks_failed",
+    "note",
 ];
 
 /// One I/O count of `b` per op, where it has an I/O fork.
@@ -46,6 +50,7 @@ impl Exporter for Csv {
         let mut w = csv::Writer::from_writer(vec![]);
         w.write_record(HEADER)?;
         for b in &report.benchmarks {
+            let status = super::CaseStatus::of(b);
             let s = b.score.as_ref();
             let ci = interval(b);
             let pct = |k: &str| b.latency.as_ref().and_then(|l| l.percentiles.get(k)).map(|v| *v as f64);
@@ -73,6 +78,9 @@ impl Exporter for Csv {
                 opt(b.rows_read_per_op()),
                 opt(pct("p50")),
                 opt(pct("p99")),
+                status.token().to_string(),
+                status.forks_failed().to_string(),
+                status.note(),
             ])?;
         }
         Ok(String::from_utf8(w.into_inner()?)?)

@@ -195,9 +195,39 @@ fn sample(b: &Benchmark) -> Option<Value> {
     Some(Value::Object(m))
 }
 
+/// The entry of a case with no figure (every fork failed, or skipped): JMH's NaN score, so that
+/// the case is seen, not dropped.
+fn unmeasured(b: &Benchmark) -> Value {
+    let mut m = common(b, "thrpt");
+    m.insert(
+        "primaryMetric".into(),
+        json!({"score": "NaN", "scoreError": "NaN", "scoreConfidence": ["NaN", "NaN"], "scorePercentiles": {},
+               "scoreUnit": "ops/s", "rawData": []}),
+    );
+    m.insert("secondaryMetrics".into(), json!({}));
+    Value::Object(m)
+}
+
+/// Every entry of one case; one not ok says so in `harnessStatus` and `harnessNote` (fields JMH
+/// readers pass over).
+fn entries(b: &Benchmark) -> Vec<Value> {
+    let mut found: Vec<Value> = [throughput(b), sample(b)].into_iter().flatten().collect();
+    if found.is_empty() {
+        found.push(unmeasured(b));
+    }
+    let status = super::CaseStatus::of(b);
+    if status != super::CaseStatus::Ok {
+        for entry in &mut found {
+            entry["harnessStatus"] = json!(status.token());
+            entry["harnessNote"] = json!(status.note());
+        }
+    }
+    found
+}
+
 impl Exporter for Jmh {
     fn export(&self, report: &Report) -> anyhow::Result<String> {
-        let entries: Vec<Value> = report.benchmarks.iter().flat_map(|b| [throughput(b), sample(b)]).flatten().collect();
+        let entries: Vec<Value> = report.benchmarks.iter().flat_map(entries).collect();
         Ok(serde_json::to_string_pretty(&entries)? + "\n")
     }
 }

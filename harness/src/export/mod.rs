@@ -72,6 +72,76 @@ pub(crate) fn io_measures(b: &Benchmark) -> Vec<(&'static str, f64, &'static str
     out
 }
 
+/// How a case ran, as every export marks it (a case is never dropped from an export).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CaseStatus {
+    /// Every fork finished ok.
+    Ok,
+    /// Some forks failed; the figures are the ok forks'.
+    Partial {
+        /// Forks that failed.
+        failed: usize,
+        /// Forks run.
+        of: usize,
+        /// The first failure.
+        why: String,
+    },
+    /// Every fork failed: there is no figure.
+    Failed {
+        /// Forks run.
+        of: usize,
+        /// The first failure.
+        why: String,
+    },
+    /// Not run, and why.
+    Skipped(String),
+}
+
+impl CaseStatus {
+    /// The status of `b` from its forks.
+    pub(crate) fn of(b: &Benchmark) -> CaseStatus {
+        if let Some(why) = &b.skipped {
+            return CaseStatus::Skipped(why.clone());
+        }
+        let failures: Vec<&crate::report::Failure> = b.forks.iter().filter_map(|f| f.failure.as_ref()).collect();
+        let why = || failures.first().map(|f| f.message.clone()).unwrap_or_default();
+        match (failures.len(), b.forks.len()) {
+            (0, _) => CaseStatus::Ok,
+            (failed, of) if failed < of => CaseStatus::Partial { failed, of, why: why() },
+            (_, of) => CaseStatus::Failed { of, why: why() },
+        }
+    }
+
+    /// `ok`, `partial`, `failed` or `skipped`.
+    pub(crate) fn token(&self) -> &'static str {
+        match self {
+            CaseStatus::Ok => "ok",
+            CaseStatus::Partial { .. } => "partial",
+            CaseStatus::Failed { .. } => "failed",
+            CaseStatus::Skipped(_) => "skipped",
+        }
+    }
+
+    /// Forks that failed.
+    pub(crate) fn forks_failed(&self) -> usize {
+        match self {
+            CaseStatus::Partial { failed, .. } => *failed,
+            CaseStatus::Failed { of, .. } => *of,
+            CaseStatus::Ok | CaseStatus::Skipped(_) => 0,
+        }
+    }
+
+    /// One line for a reader: empty when ok.
+    pub(crate) fn note(&self) -> String {
+        match self {
+            CaseStatus::Ok => String::new(),
+            CaseStatus::Partial { failed, of, why } => format!("{failed} of {of} forks failed (first: {why})"),
+            CaseStatus::Failed { of, why } => format!("all {of} forks failed (first: {why})"),
+            CaseStatus::Skipped(why) => format!("skipped: {why}"),
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod fixture {
     //! One fixed report for the snapshot tests of every format.

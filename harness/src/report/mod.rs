@@ -449,6 +449,25 @@ impl Benchmark {
         self.allocations = AllocSummary::from_forks(&self.forks, !self.servers.is_empty());
     }
 
+    /// This case as one build of its A/B run would have recorded it alone: the baseline's
+    /// forks (`baseline`) or this build's, rescored; the other build's forks left out.
+    pub(crate) fn one_build(&self, baseline: bool) -> Benchmark {
+        let forks = if baseline { self.baseline_forks.clone() } else { self.forks.clone() };
+        let mut alone = Benchmark {
+            forks: vec![],
+            baseline_forks: vec![],
+            baseline_score: None,
+            baseline_instructions: None,
+            baseline_io: None,
+            shape: None,
+            ..self.clone()
+        };
+        for fork in forks {
+            alone.add_fork(fork);
+        }
+        alone
+    }
+
     /// Adds a fork of the A/B baseline build and rescores the baseline.
     pub(crate) fn add_baseline_fork(&mut self, fork: Fork) {
         self.baseline_forks.push(fork);
