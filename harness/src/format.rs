@@ -9,6 +9,11 @@ pub(crate) fn nanos(n: f64) -> String {
     }
 }
 
+/// A setting's duration as a flag takes it: `100ms`, `1s 500ms`.
+pub(crate) fn duration(nanos: u64) -> String {
+    humantime::format_duration(std::time::Duration::from_nanos(nanos)).to_string()
+}
+
 /// A duration in whole seconds for people, at least one: `1m 32s`, `1s`.
 pub(crate) fn whole_seconds(secs: f64) -> String {
     humantime::format_duration(std::time::Duration::from_secs(secs.round().max(1.0) as u64)).to_string()

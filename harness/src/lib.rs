@@ -4,6 +4,7 @@
 pub use alloc::CountingAllocator;
 pub use app::run;
 pub use cli::Cli;
+pub use protocol::WORKER_ARG;
 pub use worker::main as worker_main;
 
 pub use workloads::redact::redact;

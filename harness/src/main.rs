@@ -8,7 +8,7 @@ use std::process::ExitCode;
 static ALLOCATOR: harness::CountingAllocator = harness::CountingAllocator;
 
 fn main() -> ExitCode {
-    if std::env::args_os().nth(1).is_some_and(|a| a == "__worker") {
+    if std::env::args_os().nth(1).is_some_and(|a| a == harness::WORKER_ARG) {
         return harness::worker_main();
     }
     remember_secrets();

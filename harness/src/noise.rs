@@ -4,7 +4,7 @@
 //! run and by `harness noise`.
 
 use crate::compare::throughput::fork_samples;
-use crate::format::si;
+use crate::format::nanos;
 use crate::report::{Benchmark, Report};
 use crate::stats::spread::{self, OUTLIER_Z, Trend, VarianceSplit};
 use crate::stats::summarize;
@@ -76,10 +76,9 @@ impl Reach {
     /// From the case's forks: their wall time, less the iterations they planned, is what every
     /// fork pays however short its iterations.
     fn of(b: &Benchmark, forks: u32, precision: f64) -> Option<Reach> {
-        let mut walls: Vec<f64> =
+        let walls: Vec<f64> =
             b.forks.iter().filter(|f| f.is_ok_timed() && f.wall_nanos > 0).map(|f| f.wall_nanos as f64 / 1e9).collect();
-        walls.sort_by(f64::total_cmp);
-        let fork_secs = *walls.get(walls.len() / 2)?;
+        let fork_secs = crate::stats::median(&walls)?;
         let overhead = (fork_secs - b.settings.planned_nanos() as f64 / 1e9).max(0.0);
         let short = crate::plan::AB_DEFAULTS.planned().as_secs_f64();
         Some(Reach { forks, precision, fork_secs, short_fork_secs: overhead + short })
@@ -235,10 +234,6 @@ pub(crate) fn diagnose(b: &Benchmark, precision: f64) -> Option<CaseNoise> {
         implausible,
         advice,
     })
-}
-
-fn nanos(n: f64) -> String {
-    if n >= 1000.0 { format!("{} µs", si(n / 1000.0)) } else { format!("{} ns", si(n)) }
 }
 
 /// Diagnoses every case of `report` that measured something.

@@ -13,6 +13,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The first argument that starts the harness binary as a worker (hidden from `--help`).
+pub const WORKER_ARG: &str = "__worker";
+
 /// Bumped whenever a message or the task changes shape.
 pub(crate) const PROTOCOL_VERSION: u32 = 3;
 

@@ -26,9 +26,7 @@ struct Gate {
 pub(crate) fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
     use crate::compare::Metric;
     if let Some(path) = &args.markdown {
-        write::check_writable(path).map_err(|e| {
-            BadInput(format!("cannot write --markdown '{}': {e}; choose a writable path", path.display()))
-        })?;
+        write::check_flag_writable("--markdown", path)?;
     }
     let (base_paths, new_paths) = args.sides();
     let read = |paths: &[std::path::PathBuf], side: &str| -> Result<Vec<Report>, BadInput> {

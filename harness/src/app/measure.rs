@@ -199,8 +199,7 @@ pub(super) fn check_inputs(args: &RunArgs) -> Result<(), BadInput> {
     crate::preflight::check_urls(&cases, &args.database_url)?;
     forks(args, true)?;
     match &args.out {
-        Some(out) => write::check_writable(out)
-            .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", out.display()))),
+        Some(out) => write::check_flag_writable("--out", out),
         None => Ok(()),
     }
 }
@@ -213,8 +212,7 @@ pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyh
     let settings = settings(args, config, fork_count, args.baseline_bin.is_some());
     let cases = shard_cases(cases, args.shard, &settings);
     let out = args.out.clone().unwrap_or_else(|| default_out(&config_name));
-    write::check_writable(&out)
-        .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", out.display())))?;
+    write::check_flag_writable("--out", &out)?;
     let baseline = args.baseline_bin.as_deref().map(runner::baseline::probe).transpose()?;
     if let Some(pin) = &args.pin {
         pin.check_available().map_err(BadInput)?;

@@ -54,9 +54,7 @@ fn export(args: &crate::cli::ExportArgs) -> anyhow::Result<ExitCode> {
     let text = crate::export::exporter(args.format, metric).export(&report)?;
     match &args.out {
         Some(path) => {
-            write::check_writable(path).map_err(|e| {
-                BadInput(format!("cannot write --out '{}': {e}; choose a writable path", path.display()))
-            })?;
+            write::check_flag_writable("--out", path)?;
             write::write_bytes_atomic(path, text.as_bytes())?;
         }
         None => print!("{text}"),
@@ -115,8 +113,7 @@ fn docs(args: &crate::cli::DocsArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn merge(args: &crate::cli::MergeArgs) -> anyhow::Result<ExitCode> {
-    write::check_writable(&args.out)
-        .map_err(|e| BadInput(format!("cannot write --out '{}': {e}; choose a writable path", args.out.display())))?;
+    write::check_flag_writable("--out", &args.out)?;
     let parts = args
         .parts
         .iter()

@@ -7,6 +7,7 @@ pub(crate) mod io;
 pub(crate) mod json;
 pub(crate) mod throughput;
 
+use crate::format::duration;
 use crate::report::{Benchmark, Report};
 use std::collections::BTreeMap;
 
@@ -187,9 +188,9 @@ pub(crate) fn differences(base: &Report, new: &Report, metric: Metric) -> Vec<St
                 field(bs, &|s| s.warmup_iterations.to_string()),
                 field(ns, &|s| s.warmup_iterations.to_string()),
             );
-            check("--warmup-time", field(bs, &|s| nanos(s.warmup_nanos)), field(ns, &|s| nanos(s.warmup_nanos)));
+            check("--warmup-time", field(bs, &|s| duration(s.warmup_nanos)), field(ns, &|s| duration(s.warmup_nanos)));
             check("--iterations", field(bs, &|s| s.iterations.to_string()), field(ns, &|s| s.iterations.to_string()));
-            check("--time", field(bs, &|s| nanos(s.iteration_nanos)), field(ns, &|s| nanos(s.iteration_nanos)));
+            check("--time", field(bs, &|s| duration(s.iteration_nanos)), field(ns, &|s| duration(s.iteration_nanos)));
             check("--alloc", field(bs, &|s| s.alloc.to_string()), field(ns, &|s| s.alloc.to_string()));
             let pin = |s: &crate::report::meta::RunSettings| s.pin.clone().unwrap_or_else(|| "none".into());
             check("--pin", field(bs, &pin), field(ns, &pin));
@@ -216,10 +217,6 @@ pub(crate) fn differences(base: &Report, new: &Report, metric: Metric) -> Vec<St
 /// Items as people write them on a command line: `a b`, or `none`.
 pub(crate) fn list(items: &[String]) -> String {
     if items.is_empty() { "none".into() } else { items.join(" ") }
-}
-
-fn nanos(n: u64) -> String {
-    humantime::format_duration(std::time::Duration::from_nanos(n)).to_string()
 }
 
 #[cfg(test)]

@@ -120,6 +120,13 @@ pub(crate) fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()
     Ok(())
 }
 
+/// [`check_writable`] for the path a flag names: the one line that names the flag, the path,
+/// why, and the fix.
+pub(crate) fn check_flag_writable(flag: &str, path: &Path) -> Result<(), crate::BadInput> {
+    check_writable(path)
+        .map_err(|e| crate::BadInput(format!("cannot write {flag} '{}': {e}; choose a writable path", path.display())))
+}
+
 /// Makes sure `path` can be written (creating its directory), before anything is measured.
 pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
     if path.is_dir() {

@@ -44,7 +44,7 @@ fn task() -> Task {
 /// adds the reading to `report.meta.canary`; a failed canary is a warning, not a failed run.
 pub(super) fn measure(report: &mut Report, ctx: &RunContext<'_>, progress: &Progress, at: &str) {
     let task = task();
-    let command = [ctx.worker_exe.clone().into_os_string(), "__worker".into()];
+    let command = [ctx.worker_exe.clone().into_os_string(), crate::protocol::WORKER_ARG.into()];
     let fork = match spawn::spawn(&command, &task, ctx.pin.as_ref().map(crate::pin::CpuList::cpu_set)) {
         Ok(worker) => collect::collect(worker, &task, Duration::from_secs(60), ctx.stop, &mut |_| {}),
         Err(e) => return progress.warn(&format!("drift canary ({at}): cannot start the worker: {e}")),

@@ -71,7 +71,7 @@ fn follow(ctx: &RunContext<'_>, task: &Task, side: Side, relays: &[Relayed], pro
         Ok((exe, _)) => exe,
         Err(e) => return super::spawn_failed(task, e),
     };
-    let command: Vec<OsString> = vec![exe.into(), "__worker".into()];
+    let command: Vec<OsString> = vec![exe.into(), crate::protocol::WORKER_ARG.into()];
     let worker = match spawn::spawn(&command, task, ctx.pin.as_ref().map(crate::pin::CpuList::cpu_set)) {
         Ok(w) => w,
         Err(e) => return super::spawn_failed(task, format!("cannot start {}: {e}", command[0].to_string_lossy())),

@@ -59,7 +59,7 @@ pub(super) fn run_pair(
 /// Starts one side's worker.
 fn start<'a>(ctx: &RunContext<'_>, side: Side, task: &'a Task, timeout: Duration) -> Started<'a> {
     let (exe, _) = ctx.exe(side, Some(task.fork_index)).map_err(|e| Box::new(spawn_failed(task, e)))?;
-    let command = [exe.into_os_string(), "__worker".into()];
+    let command = [exe.into_os_string(), crate::protocol::WORKER_ARG.into()];
     match spawn::spawn(&command, task, ctx.pin.as_ref().map(crate::pin::CpuList::cpu_set)) {
         Ok(worker) => Ok(Collector::new(worker, task, timeout)),
         Err(e) => Err(Box::new(spawn_failed(task, format!("cannot start {}: {e}", command[0].to_string_lossy())))),

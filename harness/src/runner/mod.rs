@@ -358,7 +358,7 @@ fn run_fork(
         Err(e) => return spawn_failed(&task, e),
     };
     command.push(exe.into());
-    command.push("__worker".into());
+    command.push(crate::protocol::WORKER_ARG.into());
     // Under valgrind the worker runs tens of times slower: give it at least ten minutes.
     let mut timeout = Duration::from_nanos(ctx.settings.fork_timeout_nanos);
     if instr.is_some() {
