@@ -316,12 +316,7 @@ fn lockstep_ratio(base: &[f64], new: &[f64]) -> Option<f64> {
 
 /// Geometric mean of the fork medians: the level the ratio compares.
 fn geometric_mean(medians: &[(u32, f64)]) -> Option<f64> {
-    geometric_mean_of(medians.iter().map(|m| m.1))
-}
-
-fn geometric_mean_of(values: impl ExactSizeIterator<Item = f64>) -> Option<f64> {
-    let n = values.len();
-    (n > 0).then(|| (values.map(f64::ln).sum::<f64>() / n as f64).exp())
+    crate::stats::geometric_mean(medians.iter().map(|m| m.1))
 }
 
 /// The verdict of `test` (its interval at 1 − `level`) against the band: a difference only when
@@ -364,7 +359,7 @@ pub(crate) fn compare_runs(label: String, base: &[&Benchmark], new: &[&Benchmark
     let test = welch(&b, &n, 1.0 - options.alpha);
     let runs = (b.len(), n.len());
     let verdict = verdict(test.as_ref(), options.alpha, options.noise_band_pct / 100.0, runs);
-    let (base_mean, new_mean) = (geometric_mean_of(b.into_iter()), geometric_mean_of(n.into_iter()));
+    let (base_mean, new_mean) = (crate::stats::geometric_mean(b), crate::stats::geometric_mean(n));
     let forks = (ok_forks(&base_medians), ok_forks(&new_medians));
     Row { runs: Some(runs), ..Row::tested(label, (base_mean, new_mean), test, forks, verdict) }
 }
@@ -436,7 +431,7 @@ fn canary_ratio(base: &[Report], new: &[Report]) -> Option<f64> {
     let side = |runs: &[Report]| -> Option<f64> {
         let rates: Option<Vec<f64>> =
             runs.iter().map(|r| r.meta.canary.as_ref().and_then(|c| c.ops_per_sec())).collect();
-        geometric_mean_of(rates?.into_iter())
+        crate::stats::geometric_mean(rates?)
     };
     side(base).zip(side(new)).map(|(b, n)| n / b).filter(|r| r.is_finite())
 }

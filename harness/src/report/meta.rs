@@ -106,8 +106,7 @@ pub(crate) struct CanaryReading {
 impl Canary {
     /// Geometric mean of the readings' ops/s; `None` without a reading.
     pub(crate) fn ops_per_sec(&self) -> Option<f64> {
-        let logs: Vec<f64> = self.readings.iter().filter(|r| r.ops_per_sec > 0.0).map(|r| r.ops_per_sec.ln()).collect();
-        (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+        crate::stats::geometric_mean(self.readings.iter().map(|r| r.ops_per_sec).filter(|&r| r > 0.0))
     }
 }
 

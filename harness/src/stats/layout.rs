@@ -27,11 +27,11 @@ pub(crate) fn layout_units(pairs: &[(Option<u32>, f64)]) -> Vec<f64> {
     for &(layout, ratio) in pairs {
         let layout = layout.expect("checked above");
         match groups.iter_mut().find(|(l, _)| *l == layout) {
-            Some((_, ratios)) => ratios.push(ratio.ln()),
-            None => groups.push((layout, vec![ratio.ln()])),
+            Some((_, ratios)) => ratios.push(ratio),
+            None => groups.push((layout, vec![ratio])),
         }
     }
-    groups.into_iter().map(|(_, logs)| (logs.iter().sum::<f64>() / logs.len() as f64).exp()).collect()
+    groups.into_iter().filter_map(|(_, ratios)| super::geometric_mean(ratios)).collect()
 }
 
 #[cfg(test)]

@@ -42,6 +42,13 @@ pub(crate) fn median(xs: &[f64]) -> Option<f64> {
     }
 }
 
+/// The geometric mean of `xs` (`exp` of the mean log); `None` when empty. The one geometric
+/// mean the harness computes: of fork medians, layout variants and canary readings.
+pub(crate) fn geometric_mean(xs: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = xs.into_iter().fold((0.0, 0usize), |(sum, n), x| (sum + x.ln(), n + 1));
+    (n > 0).then(|| (sum / n as f64).exp())
+}
+
 /// Summarizes the finite values of `xs`; `None` when there are none.
 pub(crate) fn summarize(xs: &[f64]) -> Option<Summary> {
     let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
