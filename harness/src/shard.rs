@@ -111,6 +111,8 @@ pub(crate) fn merge(parts: Vec<(String, Report)>, force: bool, allow_partial: bo
         )));
     }
     let mut merged = first.clone();
+    // Parts of an older schema merge into a report of this one (it records what merging adds).
+    merged.schema_version = crate::report::SCHEMA_VERSION;
     merged.benchmarks = every_case_once(&parts)?;
     let missing_shards = missing_shards(&parts);
     if !missing_shards.is_empty() && !allow_partial {

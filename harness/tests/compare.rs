@@ -364,9 +364,9 @@ fn every_reader_checks_the_schema_version_and_shape_first() {
     let mut bent = good;
     bent["benchmarks"] = "many".into();
     let cases = [
-        ("future.json", future, "has schema version 99; this harness reads version 1 only"),
+        ("future.json", future, "has schema version 99; this harness reads versions 1 and 2 only"),
         ("unversioned.json", unversioned, "is not a harness report (it has no schema_version)"),
-        ("bent.json", bent, "says schema version 1 but does not have its shape"),
+        ("bent.json", bent, "says a schema version this harness reads but does not have its shape"),
     ];
     for (name, value, expect) in cases {
         let p = write(dir.path(), name, &value);

@@ -1,7 +1,9 @@
 //! The versioned JSON report: schema types, scores and atomic writing.
 //!
-//! One version number ([`SCHEMA_VERSION`]) covers the whole document; `harness/schema/` holds the
-//! JSON Schema generated from these types (a test keeps the two equal).
+//! One version number ([`SCHEMA_VERSION`]) covers the whole document, and every change to the
+//! document bumps it (gungraun's practice): `harness/schema/report.vN.json` is the JSON Schema of
+//! version N, the newest generated from these types (a test keeps the two equal), every older one
+//! kept as it was and still read ([`READABLE_VERSIONS`]; a test reads the committed reports).
 
 pub(crate) mod growth;
 pub(crate) mod io;
@@ -21,7 +23,12 @@ pub(crate) use meta::Meta;
 pub(crate) use score::{AllocSummary, InstructionSummary, Score};
 
 /// Version of the report document; bump it on any incompatible change.
-pub(crate) const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 2;
+
+/// The versions a report may have to be read: every version since 1. Version 2 added
+/// `meta.run_id`, `meta.merged.part_run_ids` and `meta.merged.missing_shards`, all optional, so
+/// a version 1 report reads into the same types.
+pub(crate) const READABLE_VERSIONS: [u32; 2] = [1, 2];
 
 /// A whole run: metadata and one entry per benchmark case.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -522,7 +529,7 @@ mod schema_tests {
     /// Regenerate with `UPDATE_SCHEMA=1 cargo test -p harness schema`.
     #[test]
     fn committed_schema_matches_the_types() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/report.v1.json");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schema/report.v{}.json", super::SCHEMA_VERSION));
         let generated = serde_json::to_string_pretty(&schemars::schema_for!(Report)).unwrap() + "\n";
         if std::env::var_os("UPDATE_SCHEMA").is_some() {
             std::fs::write(&path, &generated).unwrap();

@@ -1,7 +1,7 @@
 //! Reading reports: any file a user names is checked for what it is (a regular file, JSON, a
 //! report of a schema this harness reads, each case once) before anything reads a number from it.
 
-use super::{Report, SCHEMA_VERSION};
+use super::{READABLE_VERSIONS, Report};
 use crate::BadInput;
 
 /// Reads a report file; a missing or foreign file is bad input naming it.
@@ -19,10 +19,12 @@ pub(crate) fn read_report(path: &std::path::Path, which: &str) -> Result<Report,
         BadInput(format!("{which} report {shown} is not JSON ({e}): pass a JSON report written by `harness run`"))
     })?;
     match value.get("schema_version").and_then(serde_json::Value::as_u64) {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) if READABLE_VERSIONS.iter().any(|&r| u64::from(r) == v) => {}
         Some(v) => {
+            let readable: Vec<String> = READABLE_VERSIONS.iter().map(u32::to_string).collect();
             return Err(BadInput(format!(
-                "{which} report {shown} has schema version {v}; this harness reads version {SCHEMA_VERSION} only: read it with the harness that wrote it, or measure again"
+                "{which} report {shown} has schema version {v}; this harness reads versions {} only: read it with the harness that wrote it, or measure again",
+                readable.join(" and ")
             )));
         }
         None => {
@@ -33,7 +35,7 @@ pub(crate) fn read_report(path: &std::path::Path, which: &str) -> Result<Report,
     }
     let report: Report = serde_json::from_value(value).map_err(|e| {
         BadInput(format!(
-            "{which} report {shown} says schema version {SCHEMA_VERSION} but does not have its shape ({e}): it was edited or cut short; measure again"
+            "{which} report {shown} says a schema version this harness reads but does not have its shape ({e}): it was edited or cut short; measure again"
         ))
     })?;
     refuse_repeated_cases(&report, &format!("{which} report {shown}"))?;
