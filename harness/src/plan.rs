@@ -214,7 +214,9 @@ pub(crate) fn plan(sel: &Selection<'_>) -> Result<Vec<Case>, BadInput> {
     let filters = sel
         .filters
         .iter()
-        .map(|f| Regex::new(f).map_err(|e| BadInput(format!("invalid --filter '{f}': {}", first_line(&e.to_string())))))
+        .map(|f| {
+            Regex::new(f).map_err(|e| BadInput(format!("invalid --filter '{f}': {}", on_one_line(&e.to_string()))))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let in_config = |w: &WorkloadDef| sel.config.includes(w) && !w.hidden;
     let defs: Vec<&'static WorkloadDef> = registry::all()
@@ -291,7 +293,8 @@ fn resolve(default: &str, settings: &BTreeMap<String, String>) -> String {
     }
 }
 
-fn first_line(s: &str) -> String {
+/// A multi-line message (a regex error draws its pattern and a caret) joined into one line.
+fn on_one_line(s: &str) -> String {
     s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 

@@ -43,6 +43,7 @@ fn schema_with_owner(name: &str, comment: &str) {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL at 127.0.0.1:5432 and psql: `cargo test -- --include-ignored` runs it (.ci/run does)"]
 fn what_gone_workers_left_is_swept_at_the_next_run_and_the_rest_is_kept() {
     let _turn = my_turn();
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap().trim().to_string();
@@ -82,6 +83,7 @@ fn what_gone_workers_left_is_swept_at_the_next_run_and_the_rest_is_kept() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL at 127.0.0.1:5432 and psql: `cargo test -- --include-ignored` runs it (.ci/run does)"]
 fn ctrl_c_twice_on_a_postgresql_run_leaves_no_schema_and_an_interrupted_report() {
     let _turn = my_turn();
     let (_dir, out) = report_path();
@@ -142,6 +144,7 @@ fn restartable_postgres() -> (u16, Arc<AtomicBool>) {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL at 127.0.0.1:5432 and psql: `cargo test -- --include-ignored` runs it (.ci/run does)"]
 fn a_cleanup_that_fails_while_the_server_restarts_is_retried() {
     let _turn = my_turn();
     let (port, down) = restartable_postgres();

@@ -91,7 +91,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Where a report's noise comes from, per case, and what to change.
     Noise(NoiseArgs),
-    /// Export a report for other tools: JMH JSON, Bencher Metric Format, CSV or Markdown.
+    /// Export a report for other tools: JMH JSON, Bencher Metric Format, CSV, Markdown or
+    /// github-action-benchmark's custom format.
     Export(ExportArgs),
     /// Write a Markdown page with tables and SVG charts from one or more reports.
     Docs(DocsArgs),

@@ -1,5 +1,6 @@
 //! Exports of a report for other tools, one module per format behind one [`Exporter`] trait:
-//! JMH's JSON result format, Bencher Metric Format, CSV and Markdown.
+//! JMH's JSON result format, Bencher Metric Format, CSV, Markdown and github-action-benchmark's
+//! custom format.
 
 mod bmf;
 mod csv;
