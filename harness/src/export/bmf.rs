@@ -1,6 +1,6 @@
 //! Bencher Metric Format: `{ case: { measure: { value, lower_value, upper_value } } }`, with the
-//! built-in `throughput` (ops/s, bounds from the confidence interval) and `latency` (ns, bounds
-//! p50 and p99) measures, and `instructions`, `allocations` and the I/O counts (`round_trips`,
+//! built-in `throughput` (ops/s, bounds from the confidence interval) and `latency` (ns: the p50,
+//! the p99 its upper bound) measures, and `instructions`, `allocations` and the I/O counts (`round_trips`,
 //! `statements`, `messages`, `bytes`, `rows_returned`, `rows_read`) per op where present. Every
 //! case appears: one with failed forks has a `forks_failed` measure, a skipped one `skipped`.
 
@@ -24,10 +24,12 @@ impl Exporter for Bmf {
                 }
                 measures.insert("throughput".into(), m);
             }
+            // The median with the p99 as its upper bound: a value always inside its bounds (the
+            // mean of a skewed sample can lie above the p99).
             if let Some(l) = &b.latency {
                 measures.insert(
                     "latency".into(),
-                    json!({ "value": l.mean, "lower_value": l.percentiles.get("p50"), "upper_value": l.percentiles.get("p99") }),
+                    json!({ "value": l.percentiles.get("p50"), "upper_value": l.percentiles.get("p99") }),
                 );
             }
             if let Some(i) = &b.instructions {

@@ -271,4 +271,21 @@ mod tests {
         assert_eq!(primary["scoreError"], "NaN", "{primary:#}");
         assert_eq!(primary["scoreConfidence"], serde_json::json!(["NaN", "NaN"]));
     }
+
+    #[test]
+    fn bmf_latency_is_never_outside_its_own_bounds() {
+        // 995 samples of 1 µs and 5 of 1 s: the mean (5 ms) lies far above the p99 (1 µs).
+        let mut report = fixture::report();
+        let sql = &mut report.benchmarks[1];
+        sql.forks[0].latency.as_mut().unwrap().histogram = vec![(1000, 995), (1_000_000_000, 5)];
+        sql.latency = crate::report::latency::LatencySummary::from_forks(&sql.forks);
+        let mean = sql.latency.as_ref().unwrap().mean;
+        let bmf: Value = serde_json::from_str(&export(Format::Bmf, Metric::Throughput, &report)).unwrap();
+        let (_, measures) = bmf.as_object().unwrap().iter().find(|(k, _)| k.contains("sql")).unwrap();
+        let latency = &measures["latency"];
+        let value = latency["value"].as_f64().unwrap();
+        assert!(value <= latency["upper_value"].as_f64().unwrap(), "{latency}");
+        assert!(latency.get("lower_value").is_none_or(|l| l.as_f64().unwrap() <= value), "{latency}");
+        assert!(mean > latency["upper_value"].as_f64().unwrap(), "the mean would have been outside");
+    }
 }
