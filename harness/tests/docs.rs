@@ -167,3 +167,36 @@ fn failed_and_skipped_cases_are_kept_and_marked_in_every_export() {
     assert_eq!(entry("sql.thread_select_by_id")["harnessStatus"], "skipped");
     assert!(entry("baseline.noop").get("harnessStatus").is_none(), "an ok case is as before");
 }
+
+#[test]
+fn a_growth_case_is_exported_per_step_never_pooled_over_a_growing_table() {
+    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/growth/sqlite_file-key_pk.json");
+    let report = read_report(&committed);
+    let steps: usize = report["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let mut sizes: Vec<i64> = b["forks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|f| {
+                    f["iterations"].as_array().unwrap().iter().filter_map(|i| i["observed"]["table_rows"].as_i64())
+                })
+                .collect();
+            sizes.sort_unstable();
+            sizes.dedup();
+            sizes.len()
+        })
+        .sum();
+    let out = harness().arg("export").arg(&committed).args(["--format", "csv"]).output().unwrap();
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let mut rows = csv::Reader::from_reader(out.stdout.as_slice());
+    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), steps, "one row per case and step");
+    assert!(rows.iter().all(|r| r[1].contains("table_rows=")), "no row pools the steps");
+    let out = harness().arg("export").arg(&committed).args(["--format", "bmf"]).output().unwrap();
+    let bmf: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(bmf.as_object().unwrap().len(), steps, "every step a name of its own");
+}

@@ -51,6 +51,8 @@ fn export(args: &crate::cli::ExportArgs) -> anyhow::Result<ExitCode> {
             BadInput(format!("{} has no I/O counts: make it with `harness run --io`", args.report.display())).into()
         );
     }
+    let report =
+        Report { benchmarks: report.benchmarks.iter().flat_map(crate::report::growth::per_step).collect(), ..report };
     let text = crate::export::exporter(args.format, metric).export(&report)?;
     match &args.out {
         Some(path) => {

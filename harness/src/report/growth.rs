@@ -122,3 +122,38 @@ pub(crate) fn curves(cases: &[&Benchmark]) -> BTreeMap<String, Vec<Curve>> {
     }
     out
 }
+
+/// A case measured in steps as one case per step, for the exports: `table_rows=N` added to its
+/// params, each fork's iteration of that step the fork's only iteration. The steps' rates are
+/// never pooled into one mean and interval: the table grows between them, as the noise report
+/// says too. A case not measured in steps is returned as it is.
+pub(crate) fn per_step(b: &Benchmark) -> Vec<Benchmark> {
+    if !b.forks.iter().any(|f| f.steps.is_some()) {
+        return vec![b.clone()];
+    }
+    let rows = |it: &Iteration| it.observed.get("table_rows").copied();
+    let mut sizes: Vec<i64> = b.forks.iter().flat_map(|f| f.iterations.iter().filter_map(rows)).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+        .into_iter()
+        .map(|size| {
+            let forks: Vec<Fork> = b
+                .forks
+                .iter()
+                .filter(|f| f.steps.is_some())
+                .filter_map(|f| {
+                    let step = f.iterations.iter().find(|it| rows(it) == Some(size))?.clone();
+                    Some(Fork { iterations: vec![step], ..f.clone() })
+                })
+                .collect();
+            // Rescored from the step's forks alone, as a case of its own would be.
+            let mut step = Benchmark { forks: vec![], score: None, ..b.clone() };
+            step.params.insert("table_rows".into(), size.to_string());
+            for fork in forks {
+                step.add_fork(fork);
+            }
+            step
+        })
+        .collect()
+}
