@@ -106,7 +106,7 @@ fn docs(args: &crate::cli::DocsArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| BadInput(format!("cannot read --intro {}: {e}; pass a Markdown file", p.display())))?,
         None => String::new(),
     };
-    let files = crate::docs::render(&reports, &intro)?;
+    let files = crate::page::render(&reports, &intro)?;
     for (name, text) in &files {
         write::write_bytes_atomic(&args.out_dir.join(name), text.as_bytes())?;
     }
