@@ -68,6 +68,9 @@ pub struct BadInput(pub String);
 
 /// Exit code for bad input.
 pub const EXIT_BAD_INPUT: u8 = 2;
+/// Exit code when a gate could not decide (a case it could not measure or test): it fails
+/// closed, with the code of bad input, since more or other input is the fix.
+pub const EXIT_UNDECIDED: u8 = EXIT_BAD_INPUT;
 /// Exit code when a fork or benchmark failed.
 pub const EXIT_FAILED: u8 = 1;
 /// Exit code when `harness compare` finds a regression.

@@ -46,7 +46,7 @@ pub(crate) fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode
         Metric::Io => io_gate(args, &base, &new)?,
     };
     let exit_code = match (gate.untested.is_empty(), gate.failing.is_empty() || args.warn_only) {
-        (false, _) => crate::EXIT_BAD_INPUT,
+        (false, _) => crate::EXIT_UNDECIDED,
         (true, false) => crate::EXIT_REGRESSION,
         (true, true) => 0,
     };
