@@ -3,7 +3,7 @@
 //! different machines; the canary is what `harness compare` uses to tell a change of the
 //! machine's speed from a change of the code. It needs no server and takes well under a second.
 
-use super::{RunContext, collect, spawn};
+use super::{RunContext, collect};
 use crate::progress::Progress;
 use crate::protocol::{PROTOCOL_VERSION, Task};
 use crate::report::meta::{Canary, CanaryReading};
@@ -44,10 +44,9 @@ fn task() -> Task {
 /// adds the reading to `report.meta.canary`; a failed canary is a warning, not a failed run.
 pub(super) fn measure(report: &mut Report, ctx: &RunContext<'_>, progress: &Progress, at: &str) {
     let task = task();
-    let command = [ctx.worker_exe.clone().into_os_string(), crate::protocol::WORKER_ARG.into()];
-    let fork = match spawn::spawn(&command, &task, ctx.pin.as_ref().map(crate::pin::CpuList::cpu_set)) {
+    let fork = match ctx.start_worker(vec![], ctx.worker_exe.clone(), &task) {
         Ok(worker) => collect::collect(worker, &task, Duration::from_secs(60), ctx.stop, &mut |_| {}),
-        Err(e) => return progress.warn(&format!("drift canary ({at}): cannot start the worker: {e}")),
+        Err(e) => return progress.warn(&format!("drift canary ({at}): {e}")),
     };
     let rates: Vec<f64> = fork.iterations.iter().map(Iteration::ops_per_sec).filter(|r| r.is_finite()).collect();
     if fork.status != ForkStatus::Ok || rates.is_empty() {

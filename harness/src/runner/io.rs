@@ -3,14 +3,13 @@
 //! windows. Never timed: the relay adds a hop.
 
 use super::collect::Collector;
-use super::{RunContext, Side, spawn};
+use super::{RunContext, Side};
 use crate::plan::Case;
 use crate::progress::Progress;
 use crate::protocol::{IoTask, Task};
 use crate::relay::{Protocol, Relay, Tally};
 use crate::report::io::{IoCount, IoSource};
 use crate::report::{Fork, ForkStatus};
-use std::ffi::OsString;
 use std::time::Duration;
 use workloads::Server;
 
@@ -71,10 +70,9 @@ fn follow(ctx: &RunContext<'_>, task: &Task, side: Side, relays: &[Relayed], pro
         Ok((exe, _)) => exe,
         Err(e) => return super::spawn_failed(task, e),
     };
-    let command: Vec<OsString> = vec![exe.into(), crate::protocol::WORKER_ARG.into()];
-    let worker = match spawn::spawn(&command, task, ctx.pin.as_ref().map(crate::pin::CpuList::cpu_set)) {
+    let worker = match ctx.start_worker(vec![], exe, task) {
         Ok(w) => w,
-        Err(e) => return super::spawn_failed(task, format!("cannot start {}: {e}", command[0].to_string_lossy())),
+        Err(e) => return super::spawn_failed(task, e),
     };
     let mut collector = Collector::new(worker, task, Duration::from_nanos(ctx.settings.fork_timeout_nanos));
     let mut on_message = |m: &crate::protocol::Message| progress.message(label, m);

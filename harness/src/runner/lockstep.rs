@@ -4,7 +4,7 @@
 //! drift between seconds weighs on both alike. Only one worker runs at any moment.
 
 use super::collect::Collector;
-use super::{RunContext, Side, pair_order, spawn, spawn_failed, task};
+use super::{RunContext, Side, pair_order, spawn_failed, task};
 use crate::plan::Case;
 use crate::progress::Progress;
 use crate::protocol::{Message, Task};
@@ -59,10 +59,9 @@ pub(super) fn run_pair(
 /// Starts one side's worker.
 fn start<'a>(ctx: &RunContext<'_>, side: Side, task: &'a Task, timeout: Duration) -> Started<'a> {
     let (exe, _) = ctx.exe(side, Some(task.fork_index)).map_err(|e| Box::new(spawn_failed(task, e)))?;
-    let command = [exe.into_os_string(), crate::protocol::WORKER_ARG.into()];
-    match spawn::spawn(&command, task, ctx.pin.as_ref().map(crate::pin::CpuList::cpu_set)) {
+    match ctx.start_worker(vec![], exe, task) {
         Ok(worker) => Ok(Collector::new(worker, task, timeout)),
-        Err(e) => Err(Box::new(spawn_failed(task, format!("cannot start {}: {e}", command[0].to_string_lossy())))),
+        Err(e) => Err(Box::new(spawn_failed(task, e))),
     }
 }
 
@@ -126,7 +125,11 @@ done
         let mut workers: Vec<Started<'_>> = ["A", "B"]
             .map(|name| {
                 let command = ["sh".into(), script.clone().into_os_string(), name.into(), log.clone().into_os_string()];
-                Ok(Collector::new(spawn::spawn(&command, &task, None).unwrap(), &task, Duration::from_secs(20)))
+                Ok(Collector::new(
+                    super::super::spawn::spawn(&command, &task, None).unwrap(),
+                    &task,
+                    Duration::from_secs(20),
+                ))
             })
             .into_iter()
             .collect();

@@ -73,6 +73,22 @@ pub(crate) struct LayoutCheck {
 }
 
 impl RunContext<'_> {
+    /// Starts `exe` as the worker of `task` (behind `wrapper`, valgrind's command line, when
+    /// given) on the run's CPUs: the one way every fork, canary and I/O fork starts its
+    /// worker. The error names what could not start.
+    pub(crate) fn start_worker(
+        &self,
+        wrapper: Vec<OsString>,
+        exe: PathBuf,
+        task: &Task,
+    ) -> Result<spawn::Worker, String> {
+        let mut command = wrapper;
+        command.push(exe.into());
+        command.push(crate::protocol::WORKER_ARG.into());
+        spawn::spawn(&command, task, self.pin.as_ref().map(crate::pin::CpuList::cpu_set))
+            .map_err(|e| format!("cannot start {}: {e}", command[0].to_string_lossy()))
+    }
+
     /// The binary a fork of `side` runs, and its layout variant: with `--layouts`, a timed fork
     /// of pair `pair` runs its build's variant for that pair; every other fork the build itself.
     pub(crate) fn exe(&self, side: Side, pair: Option<u32>) -> Result<(PathBuf, Option<u32>), String> {
@@ -357,16 +373,14 @@ fn run_fork(
         Ok(found) => found,
         Err(e) => return spawn_failed(&task, e),
     };
-    command.push(exe.into());
-    command.push(crate::protocol::WORKER_ARG.into());
     // Under valgrind the worker runs tens of times slower: give it at least ten minutes.
     let mut timeout = Duration::from_nanos(ctx.settings.fork_timeout_nanos);
     if instr.is_some() {
         timeout = timeout.max(Duration::from_secs(600));
     }
-    let mut fork = match spawn::spawn(&command, &task, ctx.pin.as_ref().map(crate::pin::CpuList::cpu_set)) {
+    let mut fork = match ctx.start_worker(command, exe, &task) {
         Ok(worker) => collect::collect(worker, &task, timeout, ctx.stop, &mut |m| progress.message(label, m)),
-        Err(e) => return spawn_failed(&task, format!("cannot start {}: {e}", command[0].to_string_lossy())),
+        Err(e) => return spawn_failed(&task, e),
     };
     fork.layout = layout;
     if fork.status != ForkStatus::Ok {
