@@ -166,6 +166,15 @@ fn failed_and_skipped_cases_are_kept_and_marked_in_every_export() {
     assert_eq!(entry("fault.panic")["harnessStatus"], "failed");
     assert_eq!(entry("sql.thread_select_by_id")["harnessStatus"], "skipped");
     assert!(entry("baseline.noop").get("harnessStatus").is_none(), "an ok case is as before");
+    // github-action-benchmark: 0 ops/s for a case that did no op (the action alerts on it).
+    let gab: serde_json::Value = serde_json::from_str(&export("gab")).unwrap();
+    let bench = |name: &str| {
+        gab.as_array().unwrap().iter().find(|e| e["name"].as_str().unwrap().contains(name)).cloned().unwrap()
+    };
+    assert_eq!(bench("fault.panic")["value"], 0.0);
+    assert!(bench("fault.panic")["extra"].as_str().unwrap().starts_with("FAILED fault/panic["), "{gab:#}");
+    assert!(bench("sql.thread_select_by_id")["extra"].as_str().unwrap().starts_with("SKIPPED sql/"), "{gab:#}");
+    assert_eq!(gab.as_array().unwrap().len(), 3, "no case dropped");
 }
 
 #[test]

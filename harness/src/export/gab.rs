@@ -1,11 +1,12 @@
 //! github-action-benchmark's custom formats: a list of `{name, unit, value, range, extra}`.
 //! Throughput goes to `customBiggerIsBetter` (ops/s), instructions to `customSmallerIsBetter`
 //! (instructions per op), so that the dashboard reads a slowdown as a slowdown. Set the action's
-//! `tool` to the one named by `--metric`.
+//! `tool` to the one named by `--metric`. Every case appears: one without a figure as 0 ops/s
+//! (the action alerts on it) or, for a count, `null`, with `extra` saying why.
 
-use super::Exporter;
+use super::{CaseStatus, Exporter};
 use crate::compare::Metric;
-use crate::report::Report;
+use crate::report::{Benchmark, Report};
 use serde_json::{Value, json};
 
 /// The github-action-benchmark exporter for one direction.
@@ -16,53 +17,90 @@ pub(super) struct Gab {
 
 impl Exporter for Gab {
     fn export(&self, report: &Report) -> anyhow::Result<String> {
-        let entries: Vec<Value> = report
-            .benchmarks
-            .iter()
-            .filter_map(|b| {
-                let name = format!("{}{}", super::dotted_name(b), &b.label()[b.name.len()..]);
-                match self.metric {
-                    Metric::Throughput => b.score.as_ref().map(|s| {
-                        json!({
-                            "name": name,
-                            "unit": "ops/s",
-                            "value": s.mean,
-                            "range": s.error.map_or("n/a".to_string(), |e| format!("± {e:.6}")),
-                            "extra": format!("{} ok forks, {} iterations; 99.9% interval", b.forks_ok(), s.n),
-                        })
-                    }),
-                    Metric::Instructions => b.instructions.as_ref().map(|i| {
-                        json!({
-                            "name": name,
-                            "unit": "instructions/op",
-                            "value": i.median(),
-                            "range": format!("{:.1}..{:.1}", i.min_per_op, i.max_per_op),
-                            "extra": format!(
-                                "median of {} instruction fork(s); {}",
-                                i.forks,
-                                if i.deterministic { "deterministic" } else { "varies run to run" }
-                            ),
-                        })
-                    }),
-                    Metric::Io => b.io.as_ref().map(|io| {
-                        let c = &io.count;
-                        json!({
-                            "name": name,
-                            "unit": "round trips/op",
-                            "value": c.per_op(c.round_trips),
-                            "range": "exact",
-                            "extra": format!(
-                                "{:.2} statements/op, {:.1} bytes/op; I/O fork over {} ops",
-                                c.per_op(c.statements_total()),
-                                c.per_op(c.bytes_to_server + c.bytes_to_client),
-                                c.ops
-                            ),
-                        })
-                    }),
-                }
-            })
-            .collect();
+        let entries: Vec<Value> = report.benchmarks.iter().map(|b| self.entry(b)).collect();
         Ok(serde_json::to_string_pretty(&entries)? + "\n")
+    }
+}
+
+impl Gab {
+    /// The case's entry: its figure, or, where it has none, one that says why (every case
+    /// appears: the action would otherwise drop it without a word).
+    fn entry(&self, b: &Benchmark) -> Value {
+        let name = format!("{}{}", super::dotted_name(b), &b.label()[b.name.len()..]);
+        let status = CaseStatus::of(b);
+        let mut entry = match self.figure(b) {
+            Some(mut figure) if status != CaseStatus::Ok => {
+                let extra = figure["extra"].as_str().unwrap_or_default().to_string();
+                figure["extra"] = json!(format!("{extra}; {}", status.note()));
+                figure
+            }
+            Some(figure) => figure,
+            None => self.without_figure(&b.label(), &status),
+        };
+        entry["name"] = json!(name);
+        entry
+    }
+
+    /// The entry of a case with no figure for the metric. Throughput: 0 ops/s, what a case that
+    /// failed or did not run achieved, so the action alerts on it (previous / 0 exceeds any
+    /// threshold). A count has no honest number: `null`, which the chart leaves as a gap and
+    /// the action never alerts on; `harness compare` gates it (and fails closed).
+    fn without_figure(&self, label: &str, status: &CaseStatus) -> Value {
+        let why = match status {
+            CaseStatus::Ok => format!("no {} measured for {label}", self.unit()),
+            CaseStatus::Skipped(_) => format!("SKIPPED {label}: {}", status.note().trim_start_matches("skipped: ")),
+            _ => format!("FAILED {label}: {}", status.note()),
+        };
+        let value = if self.metric == Metric::Throughput { json!(0.0) } else { Value::Null };
+        json!({ "unit": self.unit(), "value": value, "range": "n/a", "extra": why })
+    }
+
+    fn unit(&self) -> &'static str {
+        match self.metric {
+            Metric::Throughput => "ops/s",
+            Metric::Instructions => "instructions/op",
+            Metric::Io => "round trips/op",
+        }
+    }
+
+    /// The case's figure for the metric, where it has one.
+    fn figure(&self, b: &Benchmark) -> Option<Value> {
+        match self.metric {
+            Metric::Throughput => b.score.as_ref().map(|s| {
+                json!({
+                    "unit": self.unit(),
+                    "value": s.mean,
+                    "range": s.error.map_or("n/a".to_string(), |e| format!("± {e:.6}")),
+                    "extra": format!("{} ok forks, {} iterations; 99.9% interval", b.forks_ok(), s.n),
+                })
+            }),
+            Metric::Instructions => b.instructions.as_ref().map(|i| {
+                json!({
+                    "unit": self.unit(),
+                    "value": i.median(),
+                    "range": format!("{:.1}..{:.1}", i.min_per_op, i.max_per_op),
+                    "extra": format!(
+                        "median of {} instruction fork(s); {}",
+                        i.forks,
+                        if i.deterministic { "deterministic" } else { "varies run to run" }
+                    ),
+                })
+            }),
+            Metric::Io => b.io.as_ref().map(|io| {
+                let c = &io.count;
+                json!({
+                    "unit": self.unit(),
+                    "value": c.per_op(c.round_trips),
+                    "range": "exact",
+                    "extra": format!(
+                        "{:.2} statements/op, {:.1} bytes/op; I/O fork over {} ops",
+                        c.per_op(c.statements_total()),
+                        c.per_op(c.bytes_to_server + c.bytes_to_client),
+                        c.ops
+                    ),
+                })
+            }),
+        }
     }
 }
 

@@ -219,7 +219,7 @@ fn entries(b: &Benchmark) -> Vec<Value> {
     if status != super::CaseStatus::Ok {
         for entry in &mut found {
             entry["harnessStatus"] = json!(status.token());
-            entry["harnessNote"] = json!(status.note());
+            entry["harnessNote"] = json!(format!("{}: {}", b.label(), status.note()));
         }
     }
     found
