@@ -29,12 +29,15 @@ impl Gab {
         let name = format!("{}{}", super::dotted_name(b), &b.label()[b.name.len()..]);
         let status = CaseStatus::of(b);
         let mut entry = match self.figure(b) {
-            Some(mut figure) if status != CaseStatus::Ok => {
-                let extra = figure["extra"].as_str().unwrap_or_default().to_string();
-                figure["extra"] = json!(format!("{extra}; {}", status.note()));
+            Some(mut figure) => {
+                // The case as the harness names it (the name is dotted), and how it ran.
+                let mut extra = format!("{}: {}", b.label(), figure["extra"].as_str().unwrap_or_default());
+                if status != CaseStatus::Ok {
+                    extra = format!("{extra}; {}", status.note());
+                }
+                figure["extra"] = json!(extra);
                 figure
             }
-            Some(figure) => figure,
             None => self.without_figure(&b.label(), &status),
         };
         entry["name"] = json!(name);
