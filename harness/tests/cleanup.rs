@@ -28,6 +28,24 @@ fn psql(sql: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// How many schemas worker `pid` has on the test server.
+fn schemas_of(pid: u32) -> String {
+    psql(&format!("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'harness\\_{pid}\\_%'"))
+}
+
+/// Waits (a minute at most) until a worker of the harness process `parent` has created its
+/// schema; its pid.
+fn worker_with_a_schema(parent: u32) -> u32 {
+    let started = Instant::now();
+    loop {
+        assert!(started.elapsed() < Duration::from_secs(60), "no worker created its schema");
+        if let Some(pid) = children(parent).into_iter().find(|&pid| schemas_of(pid) != "0") {
+            return pid;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A pid no process has: a child that ran and was reaped.
 fn dead_pid() -> u32 {
     let mut child = std::process::Command::new("true").spawn().unwrap();
@@ -95,16 +113,7 @@ fn ctrl_c_twice_on_a_postgresql_run_leaves_no_schema_and_an_interrupted_report()
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let schemas_of =
-        |pid: u32| psql(&format!("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'harness\\_{pid}\\_%'"));
-    let started = std::time::Instant::now();
-    let worker = loop {
-        assert!(started.elapsed() < std::time::Duration::from_secs(60), "no worker created its schema");
-        if let Some(pid) = children(child.id()).into_iter().find(|&pid| schemas_of(pid) != "0") {
-            break pid;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let worker = worker_with_a_schema(child.id());
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     for _ in 0..2 {
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
@@ -171,16 +180,7 @@ fn a_cleanup_that_fails_while_the_server_restarts_is_retried() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let schemas_of =
-        |pid: u32| psql(&format!("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'harness\\_{pid}\\_%'"));
-    let started = Instant::now();
-    let worker = loop {
-        assert!(started.elapsed() < Duration::from_secs(60), "no worker created its schema");
-        if let Some(pid) = children(child.id()).into_iter().find(|&pid| schemas_of(pid) != "0") {
-            break pid;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let worker = worker_with_a_schema(child.id());
     // Its pool is open by the time it measures; the server then "restarts" past the kill.
     std::thread::sleep(Duration::from_millis(500));
     down.store(true, Ordering::SeqCst);
