@@ -57,6 +57,7 @@ mod row;
 mod runner;
 mod server_url;
 mod shard;
+mod sql_text;
 mod stats;
 mod summary;
 mod worker;

@@ -7,7 +7,8 @@
 //! Framing is written out here (a type byte and a length): the `postgres-protocol` crate parses
 //! the server's messages only, not the client's.
 
-use super::{Tally, normalise_sql};
+use super::Tally;
+use crate::sql_text::normalise_sql;
 use std::collections::HashMap;
 
 /// `SSLRequest`'s code in a startup-phase message.
