@@ -127,7 +127,7 @@ fn refuse_repeated_runs(paths: &[std::path::PathBuf], reports: &[Report], side: 
 /// Says which of several reports are A/B reports, whose candidate's forks alone take part.
 fn name_ab_reports<'a>(reports: impl Iterator<Item = (&'a std::path::PathBuf, &'a Report)>) {
     for (path, report) in reports {
-        if report.benchmarks.iter().any(|b| !b.baseline_forks.is_empty()) {
+        if report.is_ab() {
             eprintln!(
                 "note: {} is an A/B report: its candidate build's forks are compared here, its baseline's are not (`compare {}` alone compares its two builds)",
                 path.display(),
@@ -170,7 +170,7 @@ fn throughput_gate(args: &crate::cli::CompareArgs, base: &[Report], new: &[Repor
     let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
     let c = match base {
         _ if !new.is_empty() => throughput::compare(base, new, options),
-        [one] if one.benchmarks.iter().all(|b| b.baseline_forks.is_empty()) => {
+        [one] if !one.is_ab() => {
             return Err(BadInput(format!(
                 "{} holds one build only: pass two reports (BASE.json NEW.json), or make an A/B report with `harness run --baseline-bin PATH`",
                 args.sides().0[0].display()

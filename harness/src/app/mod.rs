@@ -68,7 +68,7 @@ fn export(args: &crate::cli::ExportArgs) -> anyhow::Result<ExitCode> {
 /// An A/B report without `--side` is refused: exporting one build silently drops the other.
 fn one_side(mut report: Report, args: &crate::cli::ExportArgs) -> Result<Report, BadInput> {
     use crate::cli::ExportSide;
-    let ab = report.benchmarks.iter().any(|b| !b.baseline_forks.is_empty()) || report.meta.baseline.is_some();
+    let ab = report.is_ab() || report.meta.baseline.is_some();
     let shown = args.report.display();
     match (ab, args.side) {
         (true, None) => Err(BadInput(format!(

@@ -148,11 +148,8 @@ pub(crate) fn per_step(b: &Benchmark) -> Vec<Benchmark> {
                 })
                 .collect();
             // Rescored from the step's forks alone, as a case of its own would be.
-            let mut step = Benchmark { forks: vec![], score: None, ..b.clone() };
+            let mut step = b.with_forks(forks);
             step.params.insert("table_rows".into(), size.to_string());
-            for fork in forks {
-                step.add_fork(fork);
-            }
             step
         })
         .collect()

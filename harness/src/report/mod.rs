@@ -43,6 +43,13 @@ pub(crate) struct Report {
     pub benchmarks: Vec<Benchmark>,
 }
 
+impl Report {
+    /// Whether it is an A/B report: some case holds forks of a baseline build.
+    pub(crate) fn is_ab(&self) -> bool {
+        self.benchmarks.iter().any(|b| !b.baseline_forks.is_empty())
+    }
+}
+
 /// State of the run when the report was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -460,19 +467,32 @@ impl Benchmark {
     /// forks (`baseline`) or this build's, rescored; the other build's forks left out.
     pub(crate) fn one_build(&self, baseline: bool) -> Benchmark {
         let forks = if baseline { self.baseline_forks.clone() } else { self.forks.clone() };
-        let mut alone = Benchmark {
-            forks: vec![],
+        Benchmark {
             baseline_forks: vec![],
             baseline_score: None,
             baseline_instructions: None,
             baseline_io: None,
+            ..self.with_forks(forks)
+        }
+    }
+
+    /// This case with `forks` in place of its own, every figure [`Benchmark::add_fork`] derives
+    /// from them derived again (none left over from the forks it had).
+    pub(crate) fn with_forks(&self, forks: Vec<Fork>) -> Benchmark {
+        let mut out = Benchmark {
+            forks: vec![],
+            score: None,
+            latency: None,
+            instructions: None,
+            io: None,
+            allocations: None,
             shape: None,
             ..self.clone()
         };
         for fork in forks {
-            alone.add_fork(fork);
+            out.add_fork(fork);
         }
-        alone
+        out
     }
 
     /// Adds a fork of the A/B baseline build and rescores the baseline.
