@@ -6,16 +6,54 @@ use crate::format::si;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
-/// One bar: label, score, and the half-width of its error when known.
+/// One bar: label, score, the half-width of its error when known, and its series (colour).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Bar {
-    /// Case label.
+    /// Short case label.
     pub label: String,
     /// Mean ops/s.
     pub value: f64,
     /// Half-width of the confidence interval.
     pub error: Option<f64>,
+    /// Index into [`BarChart::series`] (0 when the chart has one colour).
+    pub series: usize,
 }
+
+/// A bar chart: its title, bars (first on top), what the colours stand for and the name of
+/// each (none: one colour), and lines of notes under the axis.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BarChart {
+    /// Title.
+    pub title: String,
+    /// Bars, first on top.
+    pub bars: Vec<Bar>,
+    /// What the colours tell apart (`db`), when they do.
+    pub series_key: Option<String>,
+    /// Legend entry per colour; empty when every bar has one colour.
+    pub series: Vec<String>,
+    /// Notes under the axis (the params every case shares).
+    pub notes: Vec<String>,
+}
+
+/// Colours of the series, told apart in print and by most colour-blind readers (Tableau 10).
+const SERIES_COLOURS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+/// The colour of series `i`.
+fn series_colour(i: usize) -> RGBColor {
+    SERIES_COLOURS[i % SERIES_COLOURS.len()]
+}
+
+/// Height of one line of notes under a bar chart.
+const NOTE_HEIGHT: u32 = 18;
 
 /// One line of a line chart: its name and (x, y) points, sorted by x.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,67 +77,95 @@ fn bar_scale(bars: &[Bar]) -> (bool, f64, f64, f64) {
     (log, low, x0, x1)
 }
 
-/// Horizontal bars of ops/s with error whiskers, first bar on top.
-pub(crate) fn bars(title: &str, bars: &[Bar]) -> anyhow::Result<String> {
-    let n = bars.len().max(1);
-    let label_width = bars.iter().map(|b| b.label.chars().count() as u32).max().unwrap_or(8) * CHAR_WIDTH + 16;
-    let size = (label_width + 620, 120 + 26 * n as u32);
-    let (log, low, x0, x1) = bar_scale(bars);
-    // On a log scale the bars are drawn in log10 space and the ticks labelled back in ops/s.
-    let map = |v: f64| if log { v.max(low / 2.0).log10() } else { v };
+/// Horizontal bars of ops/s with error whiskers, first bar on top, one colour per series with
+/// a legend, and the chart's notes under the axis.
+pub(crate) fn bars(chart: &BarChart) -> anyhow::Result<String> {
+    let n = chart.bars.len().max(1) as u32;
+    let label_width = chart.bars.iter().map(|b| b.label.chars().count() as u32).max().unwrap_or(8) * CHAR_WIDTH + 16;
+    let legend = u32::from(chart.series_key.is_some());
+    let notes = NOTE_HEIGHT * (chart.notes.len() as u32 + legend);
+    let size = (label_width + 620, 120 + 26 * n + notes);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .margin_right(48)
-            .x_label_area_size(40)
-            .y_label_area_size(label_width)
-            // Rows 0..n; plotters adds one empty segment on top.
-            .build_cartesian_2d(x0..x1.max(x0 + 1e-9), (0..n).into_segmented())?;
-        let labels: Vec<String> = bars.iter().map(|b| b.label.clone()).collect();
-        let y_label = |v: &SegmentValue<usize>| match v {
-            SegmentValue::CenterOf(i) if *i < labels.len() => labels[labels.len() - 1 - *i].clone(),
-            _ => String::new(),
-        };
-        let x_label = |x: &f64| if log { si(10f64.powf(*x)) } else { si(*x) };
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .label_style(("sans-serif", 12))
-            .axis_desc_style(("sans-serif", 13))
-            .y_labels(n)
-            .x_labels(if log { (x1 - x0) as usize + 1 } else { 10 })
-            .y_label_formatter(&y_label)
-            .x_label_formatter(&x_label)
-            .x_desc(if log { "ops/s (log scale)" } else { "ops/s" })
-            .draw()?;
-        let row = |i: usize| n - 1 - i;
-        chart.draw_series(bars.iter().enumerate().map(|(i, b)| {
-            let y = row(i);
+        let (upper, lower) = root.split_vertically(size.1 - notes);
+        bar_area(&upper, chart, label_width)?;
+        let font = ("sans-serif", 13).into_font().color(&BLACK);
+        let mut x = label_width as i32;
+        if let Some(key) = &chart.series_key {
+            lower.draw(&Text::new(format!("{key}:"), (x, 0), font.clone()))?;
+            x += CHAR_WIDTH as i32 * (key.chars().count() as i32 + 2);
+            for (i, name) in chart.series.iter().enumerate() {
+                lower.draw(&Rectangle::new([(x, 1), (x + 12, 13)], series_colour(i).mix(0.75).filled()))?;
+                lower.draw(&Text::new(name.clone(), (x + 17, 0), font.clone()))?;
+                x += 17 + CHAR_WIDTH as i32 * (name.chars().count() as i32 + 3);
+            }
+        }
+        for (i, note) in chart.notes.iter().enumerate() {
+            let at = (label_width as i32, ((i as u32 + legend) * NOTE_HEIGHT) as i32);
+            lower.draw(&Text::new(note.clone(), at, font.clone()))?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// The axes, bars, whiskers and legend of [`bars`] on `area`.
+fn bar_area<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    chart: &BarChart,
+    label_width: u32,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let (bars, n) = (&chart.bars, chart.bars.len().max(1));
+    let (log, low, x0, x1) = bar_scale(bars);
+    // On a log scale the bars are drawn in log10 space and the ticks labelled back in ops/s.
+    let map = |v: f64| if log { v.max(low / 2.0).log10() } else { v };
+    let mut plot = ChartBuilder::on(area)
+        .caption(&chart.title, ("sans-serif", 18))
+        .margin(12)
+        .margin_right(48)
+        .x_label_area_size(40)
+        .y_label_area_size(label_width)
+        // Rows 0..n; plotters adds one empty segment on top.
+        .build_cartesian_2d(x0..x1.max(x0 + 1e-9), (0..n).into_segmented())?;
+    let y_label = |v: &SegmentValue<usize>| match v {
+        SegmentValue::CenterOf(i) if *i < bars.len() => bars[bars.len() - 1 - *i].label.clone(),
+        _ => String::new(),
+    };
+    let x_label = |x: &f64| if log { si(10f64.powf(*x)) } else { si(*x) };
+    plot.configure_mesh()
+        .disable_y_mesh()
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 13))
+        .y_labels(n)
+        .x_labels(if log { (x1 - x0) as usize + 1 } else { 10 })
+        .y_label_formatter(&y_label)
+        .x_label_formatter(&x_label)
+        .x_desc(if log { "ops/s (log scale)" } else { "ops/s" })
+        .draw()?;
+    let row = |i: usize| n - 1 - i;
+    for s in 0..chart.series.len().max(1) {
+        let colour = series_colour(s);
+        let in_series = bars.iter().enumerate().filter(|(_, b)| b.series == s);
+        plot.draw_series(in_series.map(|(i, b)| {
             let mut bar = Rectangle::new(
-                [(x0, SegmentValue::Exact(y)), (map(b.value), SegmentValue::Exact(y + 1))],
-                BLUE.mix(0.5).filled(),
+                [(x0, SegmentValue::Exact(row(i))), (map(b.value), SegmentValue::Exact(row(i) + 1))],
+                colour.mix(0.75).filled(),
             );
             bar.set_margin(4, 4, 0, 0);
             bar
         }))?;
-        chart.draw_series(bars.iter().enumerate().filter_map(|(i, b)| {
-            let e = b.error?;
-            Some(ErrorBar::new_horizontal(
-                SegmentValue::CenterOf(row(i)),
-                map(b.value - e),
-                map(b.value),
-                map(b.value + e),
-                BLACK.stroke_width(1),
-                8,
-            ))
-        }))?;
-        root.present()?;
     }
-    Ok(svg)
+    plot.draw_series(bars.iter().enumerate().filter_map(|(i, b)| {
+        let e = b.error?;
+        let (lo, hi) = (map(b.value - e), map(b.value + e));
+        Some(ErrorBar::new_horizontal(SegmentValue::CenterOf(row(i)), lo, map(b.value), hi, BLACK.stroke_width(1), 8))
+    }))?;
+    Ok(())
 }
 
 /// Lines of `y` against `x`, one per series, with a legend.
@@ -235,22 +301,42 @@ where
 mod tests {
     use super::*;
 
-    fn bar(label: &str, value: f64, error: Option<f64>) -> Bar {
-        Bar { label: label.into(), value, error }
+    fn bar(label: &str, value: f64, error: Option<f64>, series: usize) -> Bar {
+        Bar { label: label.into(), value, error, series }
+    }
+
+    fn chart(bars: Vec<Bar>, series: &[&str], notes: &[&str]) -> BarChart {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+        let series_key = (!series.is_empty()).then(|| "db".to_string());
+        BarChart { title: "group".into(), bars, series_key, series: strings(series), notes: strings(notes) }
     }
 
     #[test]
     fn bars_are_deterministic_svg_with_labels_and_whiskers() {
-        let data = [bar("a[x=1]", 1000.0, Some(50.0)), bar("b", 2000.0, None)];
-        let svg = bars("group", &data).unwrap();
-        assert!(svg.starts_with("<svg") && svg.contains("a[x=1]") && svg.contains("ops/s"), "{svg}");
-        assert_eq!(svg, bars("group", &data).unwrap());
+        let data = chart(vec![bar("a x=1", 1000.0, Some(50.0), 0), bar("b", 2000.0, None, 0)], &[], &[]);
+        let svg = bars(&data).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("a x=1") && svg.contains("ops/s"), "{svg}");
+        assert_eq!(svg, bars(&data).unwrap());
         assert!(!svg.contains("log scale"));
     }
 
     #[test]
+    fn series_get_colours_a_legend_and_notes_under_the_axis() {
+        let data = chart(
+            vec![bar("a", 1000.0, None, 0), bar("a", 900.0, None, 1)],
+            &["sqlite", "postgres"],
+            &["every case: pool=10"],
+        );
+        let svg = bars(&data).unwrap();
+        assert!(svg.contains("db:") && svg.contains("sqlite") && svg.contains("postgres"), "{svg}");
+        assert!(svg.contains("every case: pool=10"), "{svg}");
+        let (blue, orange) = ("#1F77B4", "#FF7F0E");
+        assert!(svg.to_uppercase().contains(blue) && svg.to_uppercase().contains(orange), "{svg}");
+    }
+
+    #[test]
     fn a_wide_spread_uses_a_log_scale() {
-        let svg = bars("group", &[bar("fast", 3e9, None), bar("slow", 3e3, Some(10.0))]).unwrap();
+        let svg = bars(&chart(vec![bar("fast", 3e9, None, 0), bar("slow", 3e3, Some(10.0), 0)], &[], &[])).unwrap();
         assert!(svg.contains("ops/s (log scale)"), "{svg}");
     }
 

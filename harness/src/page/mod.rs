@@ -2,13 +2,14 @@
 //! group with params as columns) and SVG charts, written atomically; the same reports always
 //! give byte-identical files.
 
+mod bars;
 pub(crate) mod charts;
 pub(crate) mod growth;
 
 use crate::export::markdown::row;
 use crate::report::{Benchmark, Report};
 use crate::row::{CaseRow, Columns, ERROR_HEADER};
-use charts::{Bar, Line};
+use charts::Line;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A file to write: name within the output directory, and its text.
@@ -155,13 +156,10 @@ fn group_section(g: &str, in_group: &[&Benchmark], page: &mut String, files: &mu
         files.extend(charts);
         return Ok(());
     }
-    let bars: Vec<Bar> = in_group
-        .iter()
-        .filter_map(|b| b.score.as_ref().map(|s| Bar { label: b.label(), value: s.mean, error: s.error }))
-        .collect();
-    if !bars.is_empty() {
+    let chart = bars::chart(format!("{g}: ops/s (whiskers: 99.9% interval)"), g, in_group);
+    if !chart.bars.is_empty() {
         let file = format!("{g}.svg");
-        files.push((file.clone(), charts::bars(&format!("{g}: ops/s (whiskers: 99.9% interval)"), &bars)?));
+        files.push((file.clone(), charts::bars(&chart)?));
         page.push_str(&format!("![{g} throughput]({file})\n\n"));
     }
     page.push_str(&table(in_group));
