@@ -222,7 +222,7 @@ pub(crate) fn diagnose(b: &Benchmark, precision: f64) -> Option<CaseNoise> {
     Some(CaseNoise {
         oversubscribed,
         at_limit: b.at_ceiling(),
-        label: b.label(),
+        label: b.id().to_string(),
         forks: groups.len(),
         iterations: all.len(),
         mean: s.mean,

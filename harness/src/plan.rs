@@ -1,6 +1,7 @@
 //! Configurations and the params matrix: which benchmark cases a run measures.
 
 use crate::BadInput;
+use crate::report::CaseId;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -146,7 +147,8 @@ pub(crate) fn configuration(name: &str) -> Result<&'static Configuration, BadInp
     })
 }
 
-/// One benchmark case: a workload and one value per declared param.
+/// One benchmark case: a workload and one value per declared param, with its identity built
+/// once ([`Case::new`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Case {
     /// The workload.
@@ -155,18 +157,20 @@ pub(crate) struct Case {
     pub params: Params,
     /// Measuring threads or tasks (`--threads`).
     pub threads: u32,
+    /// Name, params with passwords redacted, and threads: the identity its report entry has.
+    id: CaseId,
 }
 
 impl Case {
-    /// `name[a=1,b=2]`, or the bare name without params; passwords in values redacted: the
-    /// label its report entry will have ([`crate::report::case_label`]).
-    pub(crate) fn label(&self) -> String {
-        crate::report::case_label(self.def.name, &self.params_redacted(), self.threads)
+    /// Workload `def` with `params`, measured by `threads` threads or tasks.
+    pub(crate) fn new(def: &'static WorkloadDef, params: Params, threads: u32) -> Case {
+        let redacted = params.0.iter().map(|(k, v)| (k.clone(), crate::redact(v))).collect();
+        Case { def, params, threads, id: CaseId::new(def.name, redacted, threads) }
     }
 
-    /// The param values as the report records them: passwords redacted.
-    pub(crate) fn params_redacted(&self) -> BTreeMap<String, String> {
-        self.params.0.iter().map(|(k, v)| (k.clone(), crate::redact(v))).collect()
+    /// Its identity: `name[a=1,b=2]` when displayed, passwords in values redacted.
+    pub(crate) fn id(&self) -> &CaseId {
+        &self.id
     }
 }
 
@@ -282,7 +286,7 @@ fn matrix(def: &'static WorkloadDef, sel: &Selection<'_>) -> Vec<Case> {
             })
             .collect();
     }
-    rows.into_iter().map(|p| Case { def, params: Params(p), threads: 1 }).collect()
+    rows.into_iter().map(|p| Case::new(def, Params(p), 1)).collect()
 }
 
 /// A default of the form `$name` is the run setting `name`; anything else is itself.
@@ -329,7 +333,7 @@ mod tests {
         let params = [parse_param("work=1,2,3").unwrap()];
         let filters = ["^baseline/busy_loop$".to_string()];
         let cases = plan(&sel("smoke", &filters, &params)).unwrap();
-        let labels: Vec<_> = cases.iter().map(Case::label).collect();
+        let labels: Vec<_> = cases.iter().map(|c| c.id().to_string()).collect();
         assert_eq!(labels, ["baseline/busy_loop[work=1]", "baseline/busy_loop[work=2]", "baseline/busy_loop[work=3]"]);
     }
 
@@ -375,10 +379,10 @@ mod tests {
     #[test]
     fn sql_runs_both_backends_and_smoke_only_sqlite() {
         let filters = ["^sql/thread".to_string()];
-        let sql: Vec<_> = plan(&sel("sql", &filters, &[])).unwrap().iter().map(Case::label).collect();
+        let sql: Vec<_> = plan(&sel("sql", &filters, &[])).unwrap().iter().map(|c| c.id().to_string()).collect();
         assert_eq!(sql.len(), 4, "{sql:?}");
         assert!(sql.iter().any(|l| l.contains("db=postgres")));
-        let smoke: Vec<_> = plan(&sel("smoke", &filters, &[])).unwrap().iter().map(Case::label).collect();
+        let smoke: Vec<_> = plan(&sel("smoke", &filters, &[])).unwrap().iter().map(|c| c.id().to_string()).collect();
         assert_eq!(smoke, ["sql/thread_select_by_id[db=sqlite,pool_size=10,row_count=100]"]);
     }
 
@@ -390,8 +394,8 @@ mod tests {
         let params = [parse_param("redis_url=redis://u:pw@h:2").unwrap(), parse_param("cache_size=5").unwrap()];
         let cases = plan(&sel("redis", &filters, &params)).unwrap();
         assert_eq!(cases[0].params.get("redis_url").unwrap(), "redis://u:pw@h:2", "workers get the real URL");
-        assert_eq!(cases[0].label(), "redis/fred_get[cache_size=5,redis_url=redis://u:***@h:2]");
-        assert_eq!(cases[0].params_redacted()["redis_url"], "redis://u:***@h:2");
+        assert_eq!(cases[0].id().to_string(), "redis/fred_get[cache_size=5,redis_url=redis://u:***@h:2]");
+        assert_eq!(cases[0].id().params()["redis_url"], "redis://u:***@h:2");
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub(crate) fn check_urls(cases: &[Case], database_url: &str) -> Result<(), crate
         let ctx = SetupContext { database_url: database_url.to_string(), ..SetupContext::new(case.params.clone()) };
         for (server, url) in (case.def.servers)(&ctx) {
             crate::server_url::check(server, &url).map_err(|why| {
-                crate::BadInput(format!("{} URL '{}' of {} {why}", server.name(), redact(&url), case.label()))
+                crate::BadInput(format!("{} URL '{}' of {} {why}", server.name(), redact(&url), case.id()))
             })?;
         }
     }

@@ -48,7 +48,7 @@ impl CaseRow {
         let percentile = |k: &str| b.latency.as_ref().and_then(|l| l.percentiles.get(k)).map(|v| nanos(*v as f64));
         CaseRow {
             name: b.name.clone(),
-            params: b.params_text(),
+            params: b.id().params_text(),
             threads: b.threads().to_string(),
             ops: score.map_or("-".into(), |s| {
                 let limit = if b.at_ceiling().is_some() { " (limit)" } else { "" };

@@ -151,10 +151,10 @@ pub(crate) fn merge(parts: Vec<(String, Report)>, force: bool, allow_partial: bo
 /// The parts' cases, in order; a case in two parts is refused, naming both.
 fn every_case_once(parts: &[(String, Report)]) -> Result<Vec<crate::report::Benchmark>, BadInput> {
     let mut cases = vec![];
-    let mut seen: Vec<(String, &str)> = vec![];
+    let mut seen: Vec<(crate::report::CaseId, &str)> = vec![];
     for (name, part) in parts {
         for b in &part.benchmarks {
-            let label = b.label();
+            let label = b.id();
             if let Some((_, other)) = seen.iter().find(|(l, _)| *l == label) {
                 return Err(BadInput(format!(
                     "case {label} is in both {other} and {name}: merge the parts of one sharded run, each once"

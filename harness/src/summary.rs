@@ -42,18 +42,18 @@ pub(crate) fn render(report: &Report) -> String {
             let wal = last.wal_per_row.map_or(String::new(), |w| format!(", {w:.0} WAL bytes per row"));
             out.push_str(&format!(
                 "note: {}: measured in steps up to {} rows (ops/s above is the mean over steps); last step {} rows/s{wal}; the curve: harness docs REPORT\n",
-                b.label(),
+                b.id(),
                 crate::format::si(last.rows),
                 crate::format::si(last.rate.0)
             ));
         }
         if let Some(w) = b.latency.as_ref().and_then(|l| l.clock_warning.as_ref()) {
-            out.push_str(&format!("warning: {}: {w}\n", b.label()));
+            out.push_str(&format!("warning: {}: {w}\n", b.id()));
         }
         if let Some(l) = b.latency.as_ref().filter(|l| l.ops_per_sample > 1) {
             out.push_str(&format!(
                 "note: {}: latency samples are groups of {} ops (each value is the group's mean per op)\n",
-                b.label(),
+                b.id(),
                 l.ops_per_sample
             ));
         }

@@ -187,7 +187,10 @@ fn with_threads(cases: Vec<Case>, threads: &[u32]) -> Result<Vec<Case>, BadInput
             case.def.name
         )));
     }
-    Ok(cases.into_iter().flat_map(|c| counts.iter().map(move |&threads| Case { threads, ..c.clone() })).collect())
+    Ok(cases
+        .into_iter()
+        .flat_map(|c| counts.iter().map(move |&threads| Case::new(c.def, c.params.clone(), threads)))
+        .collect())
 }
 
 /// `harness run`: selects and checks everything, then measures; the exit code says how it went.

@@ -214,7 +214,7 @@ fn select(args: &SelectArgs) -> Result<Selected, BadInput> {
         match plan::plan(&selection) {
             Ok(found) => {
                 for case in found {
-                    if !cases.iter().any(|c| c.label() == case.label()) {
+                    if !cases.iter().any(|c| c.id() == case.id()) {
                         cases.push(case);
                     }
                 }
@@ -240,9 +240,9 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
                 let ctx = workloads::SetupContext::new(c.params.clone());
                 let servers: Vec<&str> = (c.def.servers)(&ctx).iter().map(|(s, _)| s.name()).collect();
                 serde_json::json!({
-                    "label": crate::redact(&c.label()),
+                    "label": c.id().to_string(),
                     "workload": c.def.name,
-                    "params": c.params_redacted(),
+                    "params": c.id().params(),
                     "threads": c.threads,
                     "servers": servers,
                     "about": c.def.about,
@@ -252,9 +252,9 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let width = cases.iter().map(|c| c.label().len()).max().unwrap_or(0);
+    let width = cases.iter().map(|c| c.id().to_string().len()).max().unwrap_or(0);
     for case in &cases {
-        println!("{:<width$}  {}", case.label(), case.def.about);
+        println!("{:<width$}  {}", case.id().to_string(), case.def.about);
     }
     Ok(ExitCode::SUCCESS)
 }

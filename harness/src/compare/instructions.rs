@@ -150,6 +150,7 @@ fn spread_of(b: &Benchmark) -> Option<(f64, f64)> {
 pub(crate) fn compare(base: &Report, new: &Report, limits: Limits, thresholds: &Thresholds) -> Comparison {
     let rows = case_pairs(base, new)
         .into_iter()
+        .map(|(id, b, n)| (id.to_string(), b, n))
         .map(|(label, b, n)| {
             let name = b.or(n).map_or("", |c| c.name.as_str());
             let (bm, nm) = (b.and_then(metric_of), n.and_then(metric_of));

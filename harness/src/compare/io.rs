@@ -63,6 +63,7 @@ pub(crate) fn compare(base: &Report, new: &Report, threshold_pct: &dyn Fn(&str, 
     let io = |b: Option<&Benchmark>| b.and_then(|b| b.io.clone());
     let rows = case_pairs(base, new)
         .into_iter()
+        .map(|(id, b, n)| (id.to_string(), b, n))
         .map(|(label, b, n)| {
             let name = b.or(n).map_or("", |c| c.name.as_str());
             let threshold = threshold_pct(name, &label);

@@ -8,7 +8,7 @@ pub(crate) mod json;
 pub(crate) mod throughput;
 
 use crate::format::duration;
-use crate::report::{Benchmark, Report};
+use crate::report::{Benchmark, CaseId, Report};
 use std::collections::BTreeMap;
 
 /// What to compare.
@@ -111,36 +111,36 @@ pub(crate) trait CountComparison {
     }
 }
 
-/// Every case of either report by label, in the base report's order then the new ones.
+/// Every case of either report by identity, in the base report's order then the new ones.
 pub(crate) fn case_pairs<'a>(
     base: &'a Report,
     new: &'a Report,
-) -> Vec<(String, Option<&'a Benchmark>, Option<&'a Benchmark>)> {
+) -> Vec<(CaseId, Option<&'a Benchmark>, Option<&'a Benchmark>)> {
     case_runs(std::slice::from_ref(base), std::slice::from_ref(new))
         .into_iter()
         .map(|(l, b, n)| (l, b.first().copied(), n.first().copied()))
         .collect()
 }
 
-/// Every case of any report by label, in the reports' order (base runs first), with the runs
-/// of each side that hold it.
+/// Every case of any report by identity, in the reports' order (base runs first), with the
+/// runs of each side that hold it.
 pub(crate) fn case_runs<'a>(
     base: &'a [Report],
     new: &'a [Report],
-) -> Vec<(String, Vec<&'a Benchmark>, Vec<&'a Benchmark>)> {
+) -> Vec<(CaseId, Vec<&'a Benchmark>, Vec<&'a Benchmark>)> {
     let index =
-        |r: &'a Report| -> BTreeMap<String, &'a Benchmark> { r.benchmarks.iter().map(|b| (b.label(), b)).collect() };
+        |r: &'a Report| -> BTreeMap<CaseId, &'a Benchmark> { r.benchmarks.iter().map(|b| (b.id(), b)).collect() };
     let (base_cases, new_cases): (Vec<_>, Vec<_>) = (base.iter().map(index).collect(), new.iter().map(index).collect());
-    let mut labels: Vec<String> = vec![];
-    for l in base.iter().chain(new).flat_map(|r| r.benchmarks.iter().map(Benchmark::label)) {
-        if !labels.contains(&l) {
-            labels.push(l);
+    let mut ids: Vec<CaseId> = vec![];
+    for id in base.iter().chain(new).flat_map(|r| r.benchmarks.iter().map(Benchmark::id)) {
+        if !ids.contains(&id) {
+            ids.push(id);
         }
     }
-    let holding =
-        |side: &[BTreeMap<String, &'a Benchmark>], l: &str| side.iter().filter_map(|m| m.get(l).copied()).collect();
-    labels
-        .into_iter()
+    let holding = |side: &[BTreeMap<CaseId, &'a Benchmark>], id: &CaseId| {
+        side.iter().filter_map(|m| m.get(id).copied()).collect()
+    };
+    ids.into_iter()
         .map(|l| {
             let (b, n) = (holding(&base_cases, &l), holding(&new_cases, &l));
             (l, b, n)
@@ -236,7 +236,7 @@ pub(crate) mod fixtures {
             iteration_nanos: 1,
             fork_timeout_nanos: 1,
         };
-        Benchmark::empty(name.into(), BTreeMap::new(), settings)
+        Benchmark::empty(&crate::report::CaseId::new(name, BTreeMap::new(), 1), settings)
     }
 
     /// An ok timed fork whose iterations ran at `ops_per_sec` (one op per 1/ops_per_sec s).
@@ -284,7 +284,7 @@ mod tests {
         let base = report(vec![case("b"), case("a")]);
         let new = report(vec![case("a"), case("c")]);
         let pairs: Vec<(String, bool, bool)> =
-            case_pairs(&base, &new).into_iter().map(|(l, b, n)| (l, b.is_some(), n.is_some())).collect();
+            case_pairs(&base, &new).into_iter().map(|(l, b, n)| (l.to_string(), b.is_some(), n.is_some())).collect();
         assert_eq!(pairs, [("b".into(), true, false), ("a".into(), true, true), ("c".into(), false, true)]);
     }
 

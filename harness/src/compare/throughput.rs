@@ -379,7 +379,7 @@ pub(crate) fn compare_pairs(label: String, base: &[Fork], new: &[Fork], options:
 /// Compares one case of an A/B report: [`compare_pairs`], its verdict labelled by the two
 /// builds' instruction counts where both were counted.
 pub(crate) fn compare_benchmark(b: &Benchmark, options: Options, level: f64) -> Row {
-    let row = compare_pairs(b.label(), &b.baseline_forks, &b.forks, options, level);
+    let row = compare_pairs(b.id().to_string(), &b.baseline_forks, &b.forks, options, level);
     let instructions =
         b.baseline_instructions.as_ref().zip(b.instructions.as_ref()).map(|(b, n)| (b.median(), n.median()));
     Row { verdict: row.verdict.with_instructions(instructions), instructions, ..row }
@@ -395,6 +395,7 @@ pub(crate) fn compare(base: &[Report], new: &[Report], options: Options) -> Comp
     let by_runs = base.len() >= 2 && new.len() >= 2;
     let rows = case_runs(base, new)
         .into_iter()
+        .map(|(id, b, n)| (id.to_string(), b, n))
         .map(|(label, b, n)| match (b.is_empty(), n.is_empty()) {
             (false, false) if by_runs => compare_runs(label, &b, &n, options),
             (false, false) => {

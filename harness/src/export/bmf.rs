@@ -52,7 +52,7 @@ impl Exporter for Bmf {
                     drop(measures.insert("forks_failed".into(), json!({ "value": status.forks_failed() as f64 })))
                 }
             }
-            out.insert(b.label(), Value::Object(measures));
+            out.insert(b.id().to_string(), Value::Object(measures));
         }
         Ok(serde_json::to_string_pretty(&Value::Object(out))? + "\n")
     }

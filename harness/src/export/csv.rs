@@ -56,7 +56,7 @@ impl Exporter for Csv {
             let pct = |k: &str| b.latency.as_ref().and_then(|l| l.percentiles.get(k)).map(|v| *v as f64);
             w.write_record([
                 b.name.clone(),
-                b.params_text(),
+                b.id().params_text(),
                 b.concurrency.as_ref().map_or(1, |c| c.count).to_string(),
                 b.forks_ok().to_string(),
                 s.map_or(0, |s| s.n).to_string(),

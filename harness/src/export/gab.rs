@@ -26,19 +26,19 @@ impl Gab {
     /// The case's entry: its figure, or, where it has none, one that says why (every case
     /// appears: the action would otherwise drop it without a word).
     fn entry(&self, b: &Benchmark) -> Value {
-        let name = format!("{}{}", super::dotted_name(b), &b.label()[b.name.len()..]);
+        let name = format!("{}{}", super::dotted_name(b), b.id().bracketed_params());
         let status = CaseStatus::of(b);
         let mut entry = match self.figure(b) {
             Some(mut figure) => {
                 // The case as the harness names it (the name is dotted), and how it ran.
-                let mut extra = format!("{}: {}", b.label(), figure["extra"].as_str().unwrap_or_default());
+                let mut extra = format!("{}: {}", b.id(), figure["extra"].as_str().unwrap_or_default());
                 if status != CaseStatus::Ok {
                     extra = format!("{extra}; {}", status.note());
                 }
                 figure["extra"] = json!(extra);
                 figure
             }
-            None => self.without_figure(&b.label(), &status),
+            None => self.without_figure(&b.id().to_string(), &status),
         };
         entry["name"] = json!(name);
         entry

@@ -217,13 +217,13 @@ fn entries(b: &Benchmark) -> Vec<Value> {
     }
     for entry in &mut found {
         // The case as the harness names it (the benchmark name is dotted for JMH's readers).
-        entry["harnessCase"] = json!(b.label());
+        entry["harnessCase"] = json!(b.id().to_string());
     }
     let status = super::CaseStatus::of(b);
     if status != super::CaseStatus::Ok {
         for entry in &mut found {
             entry["harnessStatus"] = json!(status.token());
-            entry["harnessNote"] = json!(format!("{}: {}", b.label(), status.note()));
+            entry["harnessNote"] = json!(format!("{}: {}", b.id(), status.note()));
         }
     }
     found

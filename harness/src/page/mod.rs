@@ -139,7 +139,7 @@ fn growth(cases: &[&Benchmark]) -> Vec<(String, Vec<Line>)> {
             continue;
         }
         let db = b.params.get("db").cloned().unwrap_or_else(|| "default".into());
-        let name = b.params.get("kind").cloned().unwrap_or_else(|| b.label());
+        let name = b.params.get("kind").cloned().unwrap_or_else(|| b.id().to_string());
         by_db.entry(db).or_default().push(Line { name, points });
     }
     by_db.into_iter().collect()
@@ -208,7 +208,7 @@ pub(crate) fn render(reports: &[(String, Report)], intro: &str) -> anyhow::Resul
         group_section(g, &in_group, &mut page, &mut files)?;
     }
     let skipped: Vec<String> =
-        cases.iter().filter_map(|b| b.skipped.as_ref().map(|why| format!("- `{}`: {why}\n", b.label()))).collect();
+        cases.iter().filter_map(|b| b.skipped.as_ref().map(|why| format!("- `{}`: {why}\n", b.id()))).collect();
     if !skipped.is_empty() {
         page.push_str("## Skipped\n\n");
         page.extend(skipped);

@@ -102,7 +102,7 @@ pub(crate) fn curve(b: &Benchmark) -> Option<Curve> {
     let furthest = timed.iter().max_by_key(|f| f.iterations.len())?;
     let walls: Vec<f64> = timed.iter().filter(|f| f.is_ok_timed()).map(|f| f.wall_nanos as f64 / 1e9).collect();
     Some(Curve {
-        kind: b.params.get("kind").cloned().unwrap_or_else(|| b.label()),
+        kind: b.params.get("kind").cloned().unwrap_or_else(|| b.id().to_string()),
         points,
         last: furthest.iterations.last()?.observed.clone(),
         forks: (timed.len(), median(&walls)),

@@ -5,6 +5,7 @@
 //! version N, the newest generated from these types (a test keeps the two equal), every older one
 //! kept as it was and still read ([`READABLE_VERSIONS`]; a test reads the committed reports).
 
+mod case_id;
 pub(crate) mod growth;
 pub(crate) mod io;
 pub(crate) mod latency;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub(crate) use crate::stats::sequential::SequentialStop;
+pub(crate) use case_id::CaseId;
 pub(crate) use meta::Meta;
 pub(crate) use score::{AllocSummary, InstructionSummary, Score};
 
@@ -351,33 +353,13 @@ impl Benchmark {
         (score.mean >= AT_CEILING * ceiling.ops_per_sec).then(|| {
             format!(
                 "{}: {} ops/s is {:.0}% of its limit ({}): this measures the limit, not the cost",
-                self.label(),
+                self.id(),
                 crate::format::si(score.mean),
                 100.0 * score.mean / ceiling.ops_per_sec,
                 ceiling.why
             )
         })
     }
-}
-
-/// `name[k=v,...,threads=N]`, or the bare name: a case's identity, the same in the plan, the
-/// summary, every comparison and every export. `threads` shows only when it is not 1.
-pub(crate) fn case_label<'a>(
-    name: &str,
-    params: impl IntoIterator<Item = (&'a String, &'a String)>,
-    threads: u32,
-) -> String {
-    let inner = params_text(params, threads);
-    if inner.is_empty() { name.to_string() } else { format!("{name}[{inner}]") }
-}
-
-/// `k=v,...` of a case's params, with `threads=N` when it ran several measurers.
-fn params_text<'a>(params: impl IntoIterator<Item = (&'a String, &'a String)>, threads: u32) -> String {
-    let mut p: Vec<String> = params.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
-    if threads != 1 {
-        p.push(format!("threads={threads}"));
-    }
-    p.join(",")
 }
 
 impl Fork {
@@ -415,11 +397,14 @@ impl Fork {
 }
 
 impl Benchmark {
-    /// A case with no fork yet.
-    pub(crate) fn empty(name: String, params: BTreeMap<String, String>, settings: CaseSettings) -> Benchmark {
+    /// Case `id` with no fork yet.
+    pub(crate) fn empty(id: &CaseId, settings: CaseSettings) -> Benchmark {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let concurrency =
+            (id.threads() != 1).then(|| latency::Concurrency { count: id.threads(), cores, kind: None, each: None });
         Benchmark {
-            name,
-            params,
+            name: id.name().to_string(),
+            params: id.params().clone(),
             shape: None,
             settings,
             forks: vec![],
@@ -435,7 +420,7 @@ impl Benchmark {
             op_floor_nanos: None,
             ops_ceiling: None,
             servers: vec![],
-            concurrency: None,
+            concurrency,
             latency: None,
             sequential_stop: None,
         }
@@ -508,14 +493,10 @@ impl Benchmark {
         self.concurrency.as_ref().map_or(1, |c| c.count)
     }
 
-    /// `name[k=v,...]`, or the bare name: see [`case_label`].
-    pub(crate) fn label(&self) -> String {
-        case_label(&self.name, &self.params, self.threads())
-    }
-
-    /// `k=v,...` of its params, with `threads=N` when it ran several measurers.
-    pub(crate) fn params_text(&self) -> String {
-        params_text(&self.params, self.threads())
+    /// Its identity, from the fields the report keeps (name, params, threads): the file is the
+    /// one source, so no second copy of it can disagree with them.
+    pub(crate) fn id(&self) -> CaseId {
+        CaseId::new(self.name.clone(), self.params.clone(), self.threads())
     }
 
     /// Whether the case's workload is measured in steps (its forks announced steps).

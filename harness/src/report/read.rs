@@ -47,7 +47,7 @@ pub(crate) fn read_report(path: &std::path::Path, which: &str) -> Result<Report,
 fn refuse_repeated_cases(report: &Report, what: &str) -> Result<(), BadInput> {
     let mut seen = std::collections::BTreeSet::new();
     for b in &report.benchmarks {
-        let label = b.label();
+        let label = b.id();
         if !seen.insert(label.clone()) {
             return Err(BadInput(format!(
                 "{what} holds case {label} twice: it was edited or concatenated; measure again, or join shards with `harness merge`"

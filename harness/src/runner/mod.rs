@@ -154,7 +154,7 @@ pub(crate) fn run(
         if report.benchmarks.last().is_some_and(server_failed) && !needs.is_empty() {
             let rest = cases[case_index + 1..].iter().filter(|c| servers(c, ctx).iter().any(|s| needs.contains(s)));
             let names: Vec<String> = needs.iter().map(|(s, url)| format!("{} at {}", s.name(), redact(url))).collect();
-            let why = format!("{} failed during {}: check the server and run again", names.join(" and "), case.label());
+            let why = format!("{} failed during {}: check the server and run again", names.join(" and "), case.id());
             progress.warn(&format!("{why}; skipping the {} remaining case(s) that need it", rest.count()));
             lost.extend(needs.into_iter().map(|need| (need, why.clone())));
         }
@@ -183,7 +183,7 @@ pub(crate) fn pair_order(pair: u32) -> [Side; 2] {
 /// Runs the last case's forks: its timed forks (in ABBA pairs for A/B runs, until decided with
 /// `--forks auto`), then its instruction forks, then its I/O forks.
 fn run_case(report: &mut Report, case: &Case, ctx: &RunContext<'_>, progress: &Progress) -> anyhow::Result<()> {
-    let label = case.label();
+    let label = case.id().to_string();
     let stopped = || ctx.stop.load(Ordering::SeqCst);
     let started = std::time::Instant::now();
     for pair in 0..ctx.settings.forks {
@@ -442,7 +442,7 @@ fn benchmark(case: &Case, ctx: &RunContext<'_>) -> Benchmark {
             kind: None,
             each: None,
         }),
-        ..Benchmark::empty(case.def.name.to_string(), case.params_redacted(), ctx.settings.clone())
+        ..Benchmark::empty(case.id(), ctx.settings.clone())
     }
 }
 

@@ -1,0 +1,85 @@
+//! A case's identity, typed and built once, as criterion's `BenchmarkId` is: the workload's
+//! name, its param values and its measuring threads. Its `Display` is the one label every
+//! command, report reader and export shows (`sql/select[db=sqlite,row_count=1000]`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// One case's identity: ordered (by name, then params, then threads) and hashable, so readers
+/// key cases by it rather than by a label string rebuilt per call.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct CaseId {
+    name: String,
+    params: BTreeMap<String, String>,
+    threads: u32,
+}
+
+impl CaseId {
+    /// The identity of workload `name` with `params`, measured by `threads` threads or tasks.
+    pub(crate) fn new(name: impl Into<String>, params: BTreeMap<String, String>, threads: u32) -> CaseId {
+        CaseId { name: name.into(), params, threads }
+    }
+
+    /// The workload's name, `group/name`.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its param values.
+    pub(crate) fn params(&self) -> &BTreeMap<String, String> {
+        &self.params
+    }
+
+    /// Measuring threads or tasks (1 unless `--threads`).
+    pub(crate) fn threads(&self) -> u32 {
+        self.threads
+    }
+
+    /// `k=v,...` of its params, with `threads=N` when it ran several measurers; empty for a
+    /// bare workload.
+    pub(crate) fn params_text(&self) -> String {
+        let mut p: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        if self.threads != 1 {
+            p.push(format!("threads={}", self.threads));
+        }
+        p.join(",")
+    }
+
+    /// `[k=v,...]`, or nothing for a bare workload: what the label adds to the name.
+    pub(crate) fn bracketed_params(&self) -> String {
+        let inner = self.params_text();
+        if inner.is_empty() { inner } else { format!("[{inner}]") }
+    }
+}
+
+impl fmt::Display for CaseId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.name, self.bracketed_params())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(p: &[(&str, &str)]) -> BTreeMap<String, String> {
+        p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn displays_the_bare_name_or_the_params_in_order_with_threads_last() {
+        assert_eq!(CaseId::new("baseline/noop", params(&[]), 1).to_string(), "baseline/noop");
+        let id = CaseId::new("sql/select", params(&[("row_count", "10"), ("db", "sqlite")]), 4);
+        assert_eq!(id.to_string(), "sql/select[db=sqlite,row_count=10,threads=4]");
+        assert_eq!(id.bracketed_params(), "[db=sqlite,row_count=10,threads=4]");
+        assert_eq!(CaseId::new("a", params(&[]), 2).params_text(), "threads=2");
+    }
+
+    #[test]
+    fn threads_and_params_tell_cases_apart() {
+        let one = CaseId::new("a", params(&[("k", "1")]), 1);
+        assert_ne!(one, CaseId::new("a", params(&[("k", "1")]), 2));
+        assert_ne!(one, CaseId::new("a", params(&[("k", "2")]), 1));
+        assert_eq!(one, CaseId::new("a", params(&[("k", "1")]), 1));
+    }
+}
