@@ -41,7 +41,10 @@ fn docs_write_tables_and_charts_identically_twice() {
     assert!(page.contains("| workload | cache_size | score | ± error (99.9%) | unit | forks ok |"), "{page}");
     assert!(page.contains("![cache throughput](cache.svg)") && page.contains("| commit |"), "{page}");
     let svg = String::from_utf8(first[2].1.clone()).unwrap();
-    assert!(svg.starts_with("<svg") && svg.contains("moka_hit") && svg.contains("every case: cache_size=1000"), "{svg}");
+    assert!(
+        svg.starts_with("<svg") && svg.contains("moka_hit") && svg.contains("every case: cache_size=1000"),
+        "{svg}"
+    );
     let bad = harness().args(["docs", "/nonexistent.json"]).output().unwrap();
     assert_eq!(code(&bad), 2);
 }
