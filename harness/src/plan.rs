@@ -155,9 +155,8 @@ pub(crate) struct Case {
     pub def: &'static WorkloadDef,
     /// Its param values.
     pub params: Params,
-    /// Measuring threads or tasks (`--threads`).
-    pub threads: u32,
-    /// Name, params with passwords redacted, and threads: the identity its report entry has.
+    /// Name, params with passwords redacted, and measuring threads: the identity its report
+    /// entry has.
     id: CaseId,
 }
 
@@ -165,7 +164,12 @@ impl Case {
     /// Workload `def` with `params`, measured by `threads` threads or tasks.
     pub(crate) fn new(def: &'static WorkloadDef, params: Params, threads: u32) -> Case {
         let redacted = params.0.iter().map(|(k, v)| (k.clone(), crate::redact(v))).collect();
-        Case { def, params, threads, id: CaseId::new(def.name, redacted, threads) }
+        Case { def, params, id: CaseId::new(def.name, redacted, threads) }
+    }
+
+    /// Measuring threads or tasks (`--threads`).
+    pub(crate) fn threads(&self) -> u32 {
+        self.id.threads()
     }
 
     /// Its identity: `name[a=1,b=2]` when displayed, passwords in values redacted.

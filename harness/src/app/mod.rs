@@ -243,7 +243,7 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
                     "label": c.id().to_string(),
                     "workload": c.def.name,
                     "params": c.id().params(),
-                    "threads": c.threads,
+                    "threads": c.threads(),
                     "servers": servers,
                     "about": c.def.about,
                 })

@@ -46,10 +46,10 @@ pub(crate) fn chart(title: String, group: &str, cases: &[&Benchmark]) -> BarChar
     let colour = colour_key(&cases);
     let mut series: Vec<String> = vec![];
     let mut bars = vec![];
-    for (b, p) in cases.iter().zip(&params) {
+    for (i, (b, p)) in cases.iter().zip(&params).enumerate() {
         let index = match &colour {
             Some((_, values)) => {
-                let v = &values[bars.len()];
+                let v = &values[i];
                 series.iter().position(|s| s == v).unwrap_or_else(|| {
                     series.push(v.clone());
                     series.len() - 1

@@ -312,7 +312,7 @@ fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>, instr: Option<&Instr
         database_url: ctx.database_url.clone(),
         instructions: instr.map(|i| InstructionTask { ops: i.ops }),
         count_allocations: timed && ctx.count_allocations,
-        threads: if timed { case.threads } else { 1 },
+        threads: if timed { case.threads() } else { 1 },
         sample: timed && ctx.sample,
         lockstep: false,
         io: None,
@@ -437,7 +437,7 @@ fn benchmark(case: &Case, ctx: &RunContext<'_>) -> Benchmark {
         ops_ceiling: (case.def.ops_ceiling)(&setup)
             .map(|c| crate::report::OpsCeiling { ops_per_sec: c.ops_per_sec, why: c.why.into() }),
         concurrency: Some(crate::report::latency::Concurrency {
-            count: case.threads,
+            count: case.threads(),
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             kind: None,
             each: None,
