@@ -40,6 +40,7 @@ mod alloc;
 mod app;
 mod cli;
 mod compare;
+mod explain;
 mod export;
 mod format;
 mod layouts;

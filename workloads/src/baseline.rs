@@ -130,7 +130,9 @@ fn setup_busy_loop(ctx: &SetupContext) -> anyhow::Result<Box<dyn Prepared>> {
     Ok(blocking(BusyLoop { work: work * (100 + CALIBRATION_SLOWDOWN_PCT) / 100 }))
 }
 
-fn xorshift(mut x: u64, steps: u64) -> u64 {
+/// The busy loop: `steps` xorshift64 steps. Never inlined, so that a profile names it.
+#[inline(never)]
+fn busy_loop(mut x: u64, steps: u64) -> u64 {
     for _ in 0..steps {
         x ^= x << 13;
         x ^= x >> 7;
@@ -146,12 +148,12 @@ impl Workload for BusyLoop {
         Ok(0x9E37_79B9_7F4A_7C15 ^ thread as u64)
     }
     fn op(&self, state: &mut u64) -> u64 {
-        *state = xorshift(black_box(*state), black_box(self.work));
+        *state = busy_loop(black_box(*state), black_box(self.work));
         *state
     }
     fn verify(&self, _: crate::Phase) -> anyhow::Result<()> {
         // Known value: one step from 1 is 8257 * 131073, computed by hand.
-        anyhow::ensure!(xorshift(1, 1) == 1082269761, "xorshift step is wrong");
+        anyhow::ensure!(busy_loop(1, 1) == 1082269761, "xorshift step is wrong");
         Ok(())
     }
 }
@@ -212,7 +214,7 @@ impl Workload for OtherThreadBusy {
         // The helper ends when the measuring thread drops its sender.
         std::thread::Builder::new().name(format!("helper-{thread}")).spawn(move || {
             for x in requests {
-                if answers.send(xorshift(x, work)).is_err() {
+                if answers.send(busy_loop(x, work)).is_err() {
                     break;
                 }
             }
@@ -280,8 +282,8 @@ mod tests {
         let w = BusyLoop { work: 3 };
         let (mut a, mut b) = (w.local(0).unwrap(), w.local(1).unwrap());
         assert_ne!(w.op(&mut a), w.op(&mut b));
-        assert_eq!(xorshift(7, 0), 7);
-        assert_ne!(xorshift(7, 2), xorshift(7, 3));
+        assert_eq!(busy_loop(7, 0), 7);
+        assert_ne!(busy_loop(7, 2), busy_loop(7, 3));
     }
 
     #[test]

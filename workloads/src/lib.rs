@@ -15,6 +15,7 @@ pub mod growth;
 pub mod ids;
 pub mod orm;
 pub mod params;
+pub mod planted;
 pub mod probe;
 pub mod redact;
 pub mod redis;

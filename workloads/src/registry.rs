@@ -1,6 +1,6 @@
 //! The list of every workload: each group's `WORKLOADS`, in listing order.
 
-use crate::{WorkloadDef, baseline, cache, fault, growth, ids, orm, probe, redis, sql};
+use crate::{WorkloadDef, baseline, cache, fault, growth, ids, orm, planted, probe, redis, sql};
 
 /// Every workload, hidden ones included, in listing order.
 pub fn all() -> Vec<&'static WorkloadDef> {
@@ -15,6 +15,7 @@ pub fn all() -> Vec<&'static WorkloadDef> {
         .chain(fault::WORKLOADS)
         .chain(fault::io::WORKLOADS)
         .chain(probe::WORKLOADS)
+        .chain(planted::WORKLOADS)
         .collect()
 }
 

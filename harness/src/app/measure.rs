@@ -137,6 +137,7 @@ fn instruction_settings(args: &RunArgs) -> Result<Option<InstructionSettings>, B
         ops: args.instr_ops,
         forks: args.instr_forks,
         keep: args.callgrind_dir.clone(),
+        simulate: args.cache_sim,
     }))
 }
 
@@ -152,12 +153,12 @@ fn layout_check(args: &RunArgs) -> Option<runner::LayoutCheck> {
         })
         .ok()?;
     Some(runner::LayoutCheck {
-        instructions: InstructionSettings { valgrind, ops: None, forks: 1, keep: None },
+        instructions: InstructionSettings { valgrind, ops: None, forks: 1, keep: None, simulate: false },
         options: crate::compare::throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha },
     })
 }
 
-fn find_valgrind() -> Result<PathBuf, BadInput> {
+pub(super) fn find_valgrind() -> Result<PathBuf, BadInput> {
     std::env::var_os("PATH")
         .into_iter()
         .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())

@@ -2,6 +2,7 @@
 //! [`compare`]). Everything is checked before anything is measured.
 
 mod compare;
+mod explain;
 mod measure;
 
 use crate::BadInput;
@@ -20,6 +21,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ab(args) => ab(*args),
         Command::Env(args) => env(&args),
         Command::Compare(args) => compare::compare(&args),
+        Command::Explain(args) => explain::explain(&args),
         Command::Noise(args) => noise(&args),
         Command::Export(args) => export(&args),
         Command::Docs(args) => docs(&args),

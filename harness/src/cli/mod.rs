@@ -8,7 +8,10 @@ use values::{
     probability, thread_count,
 };
 
+mod explain;
 mod values;
+
+pub(crate) use explain::ExplainArgs;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -43,7 +46,7 @@ impl Cli {
     /// must not kill it mid-run. The others only print, and may end as `head` closes their
     /// output, as Unix tools do.
     pub fn measures(&self) -> bool {
-        matches!(self.command, Command::Run(_) | Command::Ab(_))
+        matches!(self.command, Command::Run(_) | Command::Ab(_) | Command::Explain(_))
     }
 }
 
@@ -89,6 +92,9 @@ pub enum Command {
     /// Compare two reports case by case (or the two builds of one A/B report).
     #[command(after_help = after_help())]
     Compare(CompareArgs),
+    /// Why two builds differ: per op, the instructions each function, component and statement
+    /// gained or lost, from an instruction fork of each build, with flame graphs (SVG).
+    Explain(Box<ExplainArgs>),
     /// Where a report's noise comes from, per case, and what to change.
     Noise(NoiseArgs),
     /// Export a report for other tools: JMH JSON, Bencher Metric Format, CSV, Markdown or
@@ -384,6 +390,11 @@ pub struct RunArgs {
     /// after the case and fork.
     #[arg(long, value_name = "DIR", requires = "instructions")]
     pub callgrind_dir: Option<PathBuf>,
+    /// With --instructions: also simulate the caches and the branch predictor (callgrind's
+    /// --cache-sim=yes --branch-sim=yes), so the kept dumps carry L1 and last-level misses and
+    /// mispredicted branches (`harness explain` shows them per op). Slower under valgrind.
+    #[arg(long, requires = "instructions")]
+    pub cache_sim: bool,
     /// Add one fork per case that counts, per op, the round trips, bytes, messages and
     /// statements between the worker and its servers, through counting relays on loopback
     /// (never timed: the relay adds a hop). `compare --metric io` gates on the counts.

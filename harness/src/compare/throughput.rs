@@ -85,7 +85,8 @@ impl Verdict {
         }
     }
 
-    fn text(self, band: f64) -> String {
+    /// The verdict as people read it, `band` the noise band in percent.
+    pub(crate) fn text(self, band: f64) -> String {
         match self {
             Verdict::Faster => "FASTER".into(),
             Verdict::Slower => "SLOWER".into(),

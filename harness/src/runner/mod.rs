@@ -121,6 +121,8 @@ pub(crate) struct InstructionSettings {
     pub forks: u32,
     /// `--callgrind-dir`: where each instruction fork's measurement dumps are kept.
     pub keep: Option<PathBuf>,
+    /// `--cache-sim`: callgrind also simulates the caches and the branch predictor.
+    pub simulate: bool,
 }
 
 /// Runs `cases` into `report`, writing it after every fork; returns the final report. A case
@@ -365,6 +367,9 @@ fn run_fork(
     if let (Some(instr), Some(dir)) = (instr, &out_dir) {
         command.push(instr.valgrind.clone().into());
         command.extend(["--tool=callgrind", "--instr-atstart=no"].map(OsString::from));
+        if instr.simulate {
+            command.extend(["--cache-sim=yes", "--branch-sim=yes"].map(OsString::from));
+        }
         let mut out = OsString::from("--callgrind-out-file=");
         out.push(dir.path().join("callgrind.out"));
         command.push(out);

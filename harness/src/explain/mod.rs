@@ -1,0 +1,105 @@
+//! `harness explain`'s reading: two builds' callgrind dumps of one case turned into what
+//! changed per op (per function, component, event and statement) and flame graphs.
+
+pub(crate) mod component;
+mod diff;
+mod flame;
+pub(crate) mod profile;
+mod render;
+
+pub(crate) use diff::{Change, Counted, Diff, diff};
+pub(crate) use render::render;
+
+use crate::report::io::IoCount;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// One case, explained.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Explained {
+    /// The case, as every reader names it.
+    pub case: String,
+    /// The A/B report's verdict on its timed forks, as `compare` prints it.
+    pub verdict: Option<String>,
+    /// Whether that verdict called the builds different (the time moved).
+    pub time_moved: bool,
+    /// What changed per op.
+    pub diff: Diff,
+    /// Round trips and statements per op that changed, where the run counted I/O.
+    pub io: Vec<Change>,
+    /// The flame graphs written: the differential one, then each build's.
+    pub graphs: Vec<String>,
+}
+
+/// The measurement dumps (the worker's `harness-measure` ones) among `files`, summed.
+pub(crate) fn read_dumps(files: &[PathBuf]) -> anyhow::Result<profile::Profile> {
+    let mut total = profile::Profile::default();
+    let mut read = 0;
+    for file in files {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| anyhow::anyhow!("cannot read the callgrind dump {}: {e}", file.display()))?;
+        let measured = text.lines().any(|l| l.starts_with("desc: Trigger: Client Request: harness-measure"));
+        if measured || files.len() == 1 {
+            total.merge(profile::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?);
+            read += 1;
+        }
+    }
+    anyhow::ensure!(read > 0, "no measurement dump among {} file(s)", files.len());
+    Ok(total)
+}
+
+/// Writes the flame graphs of `base` and `new` of case `case` into `dir` as `STEM.diff.svg`,
+/// `STEM.base.flame.svg` and `STEM.new.flame.svg` (STEM: the case as a file name); returns
+/// their paths.
+pub(crate) fn write_graphs(base: &Counted, new: &Counted, dir: &Path, case: &str) -> anyhow::Result<Vec<PathBuf>> {
+    let stem = file_stem(case);
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    let (b, n) = (flame::folded(&base.profile), flame::folded(&new.profile));
+    let ops = format!("instructions of {} ops (baseline) and {} ops (this build)", base.ops, new.ops);
+    let graphs = [
+        (
+            "diff.svg",
+            flame::svg(
+                &flame::differential(&b, &n)?,
+                &format!("{case}: this build against the baseline"),
+                &format!("{ops}; red grew, blue shrank"),
+            )?,
+        ),
+        ("base.flame.svg", flame::svg(&b, &format!("{case}: baseline"), &format!("instructions of {} ops", base.ops))?),
+        ("new.flame.svg", flame::svg(&n, &format!("{case}: this build"), &format!("instructions of {} ops", new.ops))?),
+    ];
+    let mut out = vec![];
+    for (suffix, svg) in graphs {
+        let path = dir.join(format!("{stem}.{suffix}"));
+        crate::report::write::write_bytes_atomic(&path, &svg)?;
+        out.push(path);
+    }
+    Ok(out)
+}
+
+/// A case's name made a file name: what is not a letter, digit or one of `._-=` becomes `_`.
+pub(crate) fn file_stem(case: &str) -> String {
+    case.chars().map(|c| if c.is_ascii_alphanumeric() || "._-=".contains(c) { c } else { '_' }).collect()
+}
+
+/// Round trips and statements (by text) per op that differ between two I/O counts.
+pub(crate) fn io_changes(base: &IoCount, new: &IoCount) -> Vec<Change> {
+    let per_op = |n: u64, c: &IoCount| n as f64 / c.ops.max(1) as f64;
+    let mut out = vec![Change {
+        name: "round trips".into(),
+        base: per_op(base.round_trips, base),
+        new: per_op(new.round_trips, new),
+    }];
+    let texts: BTreeSet<&String> = base.statements.keys().chain(new.statements.keys()).collect();
+    let count = |m: &BTreeMap<String, u64>, t: &String| m.get(t).copied().unwrap_or(0);
+    for text in texts {
+        out.push(Change {
+            name: text.clone(),
+            base: per_op(count(&base.statements, text), base),
+            new: per_op(count(&new.statements, text), new),
+        });
+    }
+    out.retain(|c| (c.delta()).abs() > 1e-9);
+    out
+}
