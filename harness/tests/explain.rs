@@ -95,6 +95,16 @@ fn a_build_against_itself_is_explained_as_instructions_unchanged() {
         .filter(|n| n.ends_with(".svg"))
         .collect();
     assert_eq!(svgs.len(), 3, "a differential and two plain flame graphs: {svgs:?}");
+    // The docs page of the report links them, copied beside it.
+    let page = dir.path().join("page");
+    let out = harness().arg("docs").arg(&report).arg("--out-dir").arg(&page).output().unwrap();
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let readme = std::fs::read_to_string(page.join("README.md")).unwrap();
+    assert!(readme.contains("## Explained differences"), "{readme}");
+    for svg in &svgs {
+        assert!(readme.contains(&format!("(explain/{svg})")), "{svg} linked: {readme}");
+        assert!(page.join("explain").join(svg).is_file(), "{svg} copied");
+    }
 }
 
 #[test]

@@ -85,7 +85,7 @@ fn explain_report(args: &ExplainArgs, path: &Path) -> anyhow::Result<Vec<Explain
 }
 
 /// `REPORT.explain/` beside `REPORT.json`.
-fn beside(report: &Path) -> PathBuf {
+pub(super) fn beside(report: &Path) -> PathBuf {
     let stem = report.file_stem().map_or("report".into(), |s| s.to_string_lossy().into_owned());
     report.with_file_name(format!("{stem}.explain"))
 }

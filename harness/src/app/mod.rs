@@ -108,12 +108,38 @@ fn docs(args: &crate::cli::DocsArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| BadInput(format!("cannot read --intro {}: {e}; pass a Markdown file", p.display())))?,
         None => String::new(),
     };
-    let files = crate::page::render(&reports, &intro)?;
+    let explanations = args.reports.iter().map(|p| explained_beside(p)).collect::<Result<Vec<_>, BadInput>>()?;
+    let files = crate::page::render(&reports, &intro, &explanations.into_iter().flatten().collect::<Vec<_>>())?;
     for (name, text) in &files {
-        write::write_bytes_atomic(&args.out_dir.join(name), text.as_bytes())?;
+        let path = args.out_dir.join(name);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+        }
+        write::write_bytes_atomic(&path, text.as_bytes())?;
     }
     say!("wrote {} file(s) to {}", files.len(), args.out_dir.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `harness explain` wrote beside a report (`REPORT.explain/explain.json` and its flame
+/// graphs), if it did.
+fn explained_beside(report: &std::path::Path) -> Result<Option<crate::page::explained::Explanation>, BadInput> {
+    let dir = explain::beside(report);
+    let index = dir.join("explain.json");
+    if !index.is_file() {
+        return Ok(None);
+    }
+    let bad = |e: String| {
+        BadInput(format!("{}: {e}; run `harness explain` on the report again, or delete it", index.display()))
+    };
+    let text = std::fs::read_to_string(&index).map_err(|e| bad(e.to_string()))?;
+    let cases: Vec<crate::explain::Explained> = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let mut graphs = vec![];
+    for name in cases.iter().flat_map(|c| &c.graphs).filter_map(|g| g.rsplit('/').next()) {
+        let svg = std::fs::read_to_string(dir.join(name)).map_err(|e| bad(format!("{name}: {e}")))?;
+        graphs.push((name.to_string(), svg));
+    }
+    Ok(Some(crate::page::explained::Explanation { source: dir.display().to_string(), cases, graphs }))
 }
 
 fn merge(args: &crate::cli::MergeArgs) -> anyhow::Result<ExitCode> {

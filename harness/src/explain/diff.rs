@@ -3,7 +3,7 @@
 
 use super::component::component;
 use super::profile::Profile;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One build's profile and the ops it counted.
@@ -16,7 +16,7 @@ pub(crate) struct Counted {
 }
 
 /// A number per op in both builds.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct Change {
     /// What it is: a function, a component or an event.
     pub name: String,
@@ -34,7 +34,7 @@ impl Change {
 }
 
 /// A function's change, with the component its instructions come from.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct FunctionChange {
     /// Demangled name, counts per op.
     #[serde(flatten)]
@@ -44,7 +44,7 @@ pub(crate) struct FunctionChange {
 }
 
 /// What changed between two profiles of one case, per op.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct Diff {
     /// Every event's total (`Ir` first; with cache simulation the misses too).
     pub events: Vec<Change>,

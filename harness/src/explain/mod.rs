@@ -5,18 +5,18 @@ pub(crate) mod component;
 mod diff;
 mod flame;
 pub(crate) mod profile;
-mod render;
+pub(crate) mod render;
 
 pub(crate) use diff::{Change, Counted, Diff, diff};
 pub(crate) use render::render;
 
 use crate::report::io::IoCount;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// One case, explained.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Explained {
     /// The case, as every reader names it.
     pub case: String,

@@ -4,6 +4,7 @@
 
 mod bars;
 pub(crate) mod charts;
+pub(crate) mod explained;
 pub(crate) mod growth;
 
 use crate::export::markdown::row;
@@ -181,7 +182,11 @@ fn group_section(g: &str, in_group: &[&Benchmark], page: &mut String, files: &mu
 
 /// The page and charts of `reports`, each named by its source path, with `intro` (Markdown)
 /// right after the title.
-pub(crate) fn render(reports: &[(String, Report)], intro: &str) -> anyhow::Result<Vec<File>> {
+pub(crate) fn render(
+    reports: &[(String, Report)],
+    intro: &str,
+    explanations: &[explained::Explanation],
+) -> anyhow::Result<Vec<File>> {
     let mut files = vec![];
     let mut page = String::from("# Benchmark results\n\n");
     if !intro.trim().is_empty() {
@@ -214,6 +219,7 @@ pub(crate) fn render(reports: &[(String, Report)], intro: &str) -> anyhow::Resul
         page.extend(skipped);
         page.push('\n');
     }
+    page.push_str(&explained::section(explanations, &mut files));
     files.insert(0, ("README.md".into(), page.trim_end().to_string() + "\n"));
     Ok(files)
 }
@@ -224,7 +230,7 @@ mod tests {
 
     #[test]
     fn page_has_environment_params_as_columns_and_charts() {
-        let files = render(&[("r.json".into(), crate::export::fixture::report())], "Made *here*.\n").unwrap();
+        let files = render(&[("r.json".into(), crate::export::fixture::report())], "Made *here*.\n", &[]).unwrap();
         let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
         assert_eq!(names, ["README.md", "baseline.svg", "sql.svg"]);
         let page = &files[0].1;
@@ -232,7 +238,7 @@ mod tests {
         assert!(page.contains("| workload | db | row_count | threads | score |"), "{page}");
         assert!(page.contains("| sql/thread_select_by_id | sqlite | 1000 | 4 | 500.0 | ± 105.5 (21.1%) | ops/s | 2/2 | 5597.4 | 3.00 | 3 | 2 | 1 | 1.000 µs | 1.000 ms |"), "{page}");
         assert!(page.starts_with("# Benchmark results\n\nMade *here*.\n\n"), "{page}");
-        assert_eq!(files, render(&[("r.json".into(), crate::export::fixture::report())], "Made *here*.").unwrap());
+        assert_eq!(files, render(&[("r.json".into(), crate::export::fixture::report())], "Made *here*.", &[]).unwrap());
     }
 
     #[test]
