@@ -127,7 +127,7 @@ fn cause(inclusive: &[FunctionChange], delta: f64, total: f64) -> Option<Functio
         .cloned()
 }
 
-/// Every function's change, largest first (ties by name), unchanged ones left out.
+/// Every function's change, largest first; ties (the unchanged ones too) by size, then name.
 fn changes(
     base: &BTreeMap<String, f64>,
     new: &BTreeMap<String, f64>,
@@ -144,10 +144,11 @@ fn changes(
             },
             component: label(name),
         })
-        .filter(|c| c.change.delta() != 0.0)
         .collect();
+    let size = |c: &FunctionChange| c.change.base.max(c.change.new);
     out.sort_by(|a, b| {
-        b.change.delta().abs().total_cmp(&a.change.delta().abs()).then(a.change.name.cmp(&b.change.name))
+        let by_change = b.change.delta().abs().total_cmp(&a.change.delta().abs());
+        by_change.then(size(b).total_cmp(&size(a))).then(a.change.name.cmp(&b.change.name))
     });
     out
 }
@@ -209,7 +210,7 @@ mod tests {
         let d = diff(&base, &new, 10);
         assert_eq!(d.instructions().base, 61.0);
         assert_eq!(d.instructions().new, 91.0);
-        assert_eq!(d.own.len(), 1, "only app::work changed: {:?}", d.own);
+        assert_eq!(d.own.iter().filter(|f| f.change.delta() != 0.0).count(), 1, "only app::work changed: {:?}", d.own);
         assert_eq!(d.own[0].change.name, "app::work");
         assert_eq!(d.own[0].change.delta(), 30.0);
         assert_eq!(d.own[0].component, "other (work.rs)");
