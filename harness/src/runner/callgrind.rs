@@ -26,8 +26,7 @@ pub(crate) fn callgrind_total(dir: &std::path::Path) -> anyhow::Result<u64> {
 /// Copies the measurement dumps of `dir` into `keep` as `<name>.callgrind.out[.N]`, the name
 /// made file-safe.
 pub(super) fn keep_dumps(dir: &std::path::Path, keep: &std::path::Path, name: &str) -> anyhow::Result<()> {
-    let safe: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || "._-=".contains(c) { c } else { '_' }).collect();
+    let safe = crate::explain::file_stem(name);
     let mut n = 0;
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
