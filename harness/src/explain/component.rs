@@ -1,6 +1,6 @@
 //! Which part of the program an instruction belongs to, from the source file it was compiled
-//! from (inlined code keeps its own file): SQLite's C, glibc, Rust's std, each dependency crate,
-//! the workload's code or the measuring loop.
+//! from (inlined code keeps its own file): SQLite's C, glibc, libpq, OpenSSL, Rust's std, each
+//! dependency crate, the workload's code or the measuring loop.
 
 /// The component of an instruction from `file` in `function` of `object`.
 pub(crate) fn component(file: &str, function: &str, object: &str) -> String {
@@ -16,6 +16,12 @@ pub(crate) fn component(file: &str, function: &str, object: &str) -> String {
     }
     if base == "clock_gettime.c" || object.contains("vdso") {
         return "clock reads (vDSO)".into();
+    }
+    if object.contains("/libpq.so") {
+        return "libpq (C)".into();
+    }
+    if object.contains("/libssl.so") || object.contains("/libcrypto.so") {
+        return "OpenSSL (C)".into();
     }
     if object.contains("vgpreload") || object.contains("valgrind") {
         return "valgrind's preload".into();
@@ -71,6 +77,9 @@ mod tests {
         assert_eq!(c("/work/main/workloads/src/baseline.rs", "x", "/h"), "the workload's code");
         assert_eq!(c("harness/src/worker/measure.rs", "x", "/h"), "the measuring loop");
         assert_eq!(c("/work/main/anchors/sqlite_select.c", "main", "/a"), "the C loop");
+        assert_eq!(c("???", "PQexec", "/usr/lib/x86_64-linux-gnu/libpq.so.5.15"), "libpq (C)");
+        assert_eq!(c("???", "SSL_read", "/usr/lib/x86_64-linux-gnu/libssl.so.3"), "OpenSSL (C)");
+        assert_eq!(c("???", "EVP_x", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3"), "OpenSSL (C)");
         assert_eq!(c("???", "x", "/usr/lib/libfoo.so"), "other (libfoo.so)");
     }
 }

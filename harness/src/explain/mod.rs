@@ -103,3 +103,44 @@ pub(crate) fn io_changes(base: &IoCount, new: &IoCount) -> Vec<Change> {
     out.retain(|c| (c.delta()).abs() > 1e-9);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_changes_name_the_round_trips_and_statements_that_moved() {
+        let count = |trips: u64, statements: &[(&str, u64)]| IoCount {
+            ops: 10,
+            round_trips: trips,
+            statements: statements.iter().map(|(t, n)| (t.to_string(), *n)).collect(),
+            ..IoCount::default()
+        };
+        let base = count(30, &[("BEGIN", 10), ("SELECT id FROM t WHERE id = $1", 10)]);
+        let new = count(40, &[("BEGIN", 10), ("SELECT id FROM t WHERE id = $1", 20)]);
+        let changes = io_changes(&base, &new);
+        assert_eq!(changes.len(), 2, "BEGIN did not change: {changes:?}");
+        assert_eq!((changes[0].name.as_str(), changes[0].base, changes[0].new), ("round trips", 3.0, 4.0));
+        assert_eq!((changes[1].name.as_str(), changes[1].delta()), ("SELECT id FROM t WHERE id = $1", 1.0));
+    }
+
+    #[test]
+    fn unchanged_instructions_with_a_moved_time_say_where_to_look() {
+        let counted =
+            |ir: u64| Counted { profile: profile::parse(&format!("events: Ir\nfn=main\n1 {ir}\n")).unwrap(), ops: 1 };
+        let case = |moved: bool, new: u64| Explained {
+            case: "c".into(),
+            verdict: Some("SLOWER".into()),
+            time_moved: moved,
+            diff: diff(&counted(100_000), &counted(new), 5),
+            io: vec![],
+            graphs: vec![],
+        };
+        let text = render(&case(true, 100_050));
+        assert!(text.contains("instructions unchanged"), "{text}");
+        assert!(text.contains("the time moved and the instructions did not"), "{text}");
+        assert!(text.contains("--cache-sim"), "{text}");
+        let changed = render(&case(true, 103_000));
+        assert!(!changed.contains("instructions unchanged") && changed.contains("+3.00%"), "{changed}");
+    }
+}
