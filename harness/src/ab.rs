@@ -69,6 +69,14 @@ fn build(rev: &str, commit: &str, root: &Path, home: &Path, quiet: bool) -> Resu
     if !quiet {
         say!("harness ab: building {rev} ({short}) with the {profile} profile in {}", src.display());
     }
+    // The first baseline build starts from the dependencies the checkout's own build made.
+    match seed::seed_target(&root.join("target"), &home.join("target"), profile, root) {
+        Ok(true) if !quiet => {
+            say!("harness ab: the baselines' builds start from the dependencies in {}", root.join("target").display())
+        }
+        Ok(_) => {}
+        Err(e) => say!("warning: {e}; the baseline's build compiles them itself"),
+    }
     let built = cargo_build(&src, &home.join("target"), &[], quiet)
         .map_err(|e| failed(format!("{e}: fix the build at that commit or pick another ref")))?;
     let kept = dir.join("harness");

@@ -38,6 +38,7 @@ macro_rules! show {
 mod ab;
 mod alloc;
 mod app;
+mod bisect;
 mod cli;
 mod compare;
 mod explain;
@@ -77,5 +78,9 @@ pub const EXIT_UNDECIDED: u8 = EXIT_BAD_INPUT;
 pub const EXIT_FAILED: u8 = 1;
 /// Exit code when `harness compare` finds a regression.
 pub const EXIT_REGRESSION: u8 = 3;
+/// Exit code when `harness bisect` finds no regression between its two commits.
+pub const EXIT_NOT_FOUND: u8 = 4;
+/// Exit code when `harness bisect` leaves a range of commits (skipped or undecided ones).
+pub const EXIT_RANGE: u8 = 5;
 /// Exit code after Ctrl-C or SIGTERM.
 pub const EXIT_INTERRUPTED: u8 = 130;

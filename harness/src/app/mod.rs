@@ -1,6 +1,7 @@
 //! The subcommands, one small function each (`run` in [`measure`], `compare` in
 //! [`compare`]). Everything is checked before anything is measured.
 
+mod bisect;
 mod compare;
 mod explain;
 mod measure;
@@ -22,6 +23,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Env(args) => env(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Explain(args) => explain::explain(&args),
+        Command::Bisect(args) => bisect::bisect(&args),
         Command::Noise(args) => noise(&args),
         Command::Export(args) => export(&args),
         Command::Docs(args) => docs(&args),
@@ -192,7 +194,7 @@ fn noise(args: &crate::cli::NoiseArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// What `list` and `run` select.
-struct Selected {
+pub(super) struct Selected {
     /// The first configuration; all selected ones share its setting defaults.
     config: &'static Configuration,
     /// The name to record, e.g. `cache+redis`.
@@ -200,7 +202,7 @@ struct Selected {
     /// The `-p` overrides.
     params: Vec<ParamOverride>,
     /// The cases, without duplicates.
-    cases: Vec<Case>,
+    pub(super) cases: Vec<Case>,
 }
 
 /// One `-p` per name: a second would silently replace the first.
@@ -218,7 +220,7 @@ fn refuse_repeated_params(params: &[ParamOverride]) -> Result<(), BadInput> {
 }
 
 /// The cases of one or more configurations.
-fn select(args: &SelectArgs) -> Result<Selected, BadInput> {
+pub(super) fn select(args: &SelectArgs) -> Result<Selected, BadInput> {
     let configs = args.config.iter().map(|c| plan::configuration(c)).collect::<Result<Vec<_>, _>>()?;
     let first = configs[0];
     if let Some(other) = configs.iter().find(|c| c.defaults != first.defaults) {

@@ -8,9 +8,11 @@ use values::{
     probability, thread_count,
 };
 
+mod bisect;
 mod explain;
 mod values;
 
+pub(crate) use bisect::{BisectArgs, BisectMetric};
 pub(crate) use explain::ExplainArgs;
 
 const EXIT_CODES: &str = "\
@@ -20,6 +22,8 @@ Exit codes:
   2    bad input (unknown configuration, filter that matches nothing, bad param, count or duration,
        unwritable --out); nothing was measured
   3    `harness compare` found a regression past its threshold
+  4    `harness bisect`: no regression from GOOD to BAD (nothing to find)
+  5    `harness bisect`: undecided: the first bad commit is one of a range it names
   130  interrupted (Ctrl-C / SIGTERM); the report keeps every finished fork";
 
 /// The text under `--help`: the exit codes, and the configurations from the list the runs use.
@@ -46,7 +50,7 @@ impl Cli {
     /// must not kill it mid-run. The others only print, and may end as `head` closes their
     /// output, as Unix tools do.
     pub fn measures(&self) -> bool {
-        matches!(self.command, Command::Run(_) | Command::Ab(_) | Command::Explain(_))
+        matches!(self.command, Command::Run(_) | Command::Ab(_) | Command::Explain(_) | Command::Bisect(_))
     }
 }
 
@@ -95,6 +99,10 @@ pub enum Command {
     /// Why two builds differ: per op, the instructions each function, component and statement
     /// gained or lost, from an instruction fork of each build, with flame graphs (SVG).
     Explain(Box<ExplainArgs>),
+    /// Find the first commit between GOOD and BAD that made a case slower, with a stated
+    /// chance of naming a wrong one, e.g. `harness bisect v1.2 main smoke -f '^baseline/busy_loop$' --metric instructions`.
+    #[command(after_help = after_help())]
+    Bisect(Box<BisectArgs>),
     /// Where a report's noise comes from, per case, and what to change.
     Noise(NoiseArgs),
     /// Export a report for other tools: JMH JSON, Bencher Metric Format, CSV, Markdown or

@@ -1,0 +1,53 @@
+//! `harness bisect`'s command line.
+
+use super::SelectArgs;
+use super::values::{at_least_two, percentage, probability};
+use clap::Args;
+
+/// `harness bisect`.
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    /// The last commit known good (a branch, tag or commit of the repository here).
+    #[arg(value_name = "GOOD")]
+    pub good: String,
+    /// A later commit known bad; the first-parent commits from GOOD to BAD are searched.
+    #[arg(value_name = "BAD")]
+    pub bad: String,
+    /// The one case to follow: configuration, filter and params as `harness run` takes them.
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// What decides a step: `instructions` (one callgrind fork per build, exact: the fast path)
+    /// or `throughput` (a paired A/B run against GOOD with --forks auto).
+    #[arg(long, value_enum, default_value = "throughput")]
+    pub metric: BisectMetric,
+    /// The chance of naming a wrong commit, over every test the search makes (each test runs
+    /// at ALPHA / (⌈log2 n⌉ + 1), n the commits after GOOD).
+    #[arg(long, value_name = "ALPHA", default_value_t = 0.05, value_parser = probability)]
+    pub alpha: f64,
+    /// A commit is bad when its case is slower than GOOD's beyond ±PCT% (throughput: its whole
+    /// interval; instructions: more instructions per op than GOOD's by more than PCT%).
+    #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = percentage)]
+    pub threshold: f64,
+    /// Throughput: the budget of fork pairs of each step's A/B run.
+    #[arg(long, value_name = "N", default_value_t = 30, value_parser = at_least_two)]
+    pub max_forks: u32,
+    /// Print the search as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// PostgreSQL server for `db=postgres` cases.
+    #[arg(long, env = "DATABASE_URL", value_name = "URL", default_value = workloads::def::DEFAULT_DATABASE_URL, hide_env_values = true, value_parser = crate::server_url::postgres)]
+    pub database_url: String,
+    /// No progress output.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `harness bisect --metric`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BisectMetric {
+    /// A paired A/B run of each commit against GOOD.
+    Throughput,
+    /// Instructions per op under callgrind.
+    Instructions,
+}
