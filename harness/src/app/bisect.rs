@@ -29,18 +29,30 @@ struct Step {
     interval: Option<(f64, f64)>,
 }
 
+/// How a search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Answer {
+    /// The first bad commit.
+    Found,
+    /// BAD is not slower than GOOD: nothing to find.
+    NoRegression,
+    /// The first bad commit is one of a range (skipped or undecided commits between).
+    Range,
+}
+
 /// The search as `--json` prints it and the resume file keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Bisection {
-    metric: String,
+    metric: BisectMetric,
     alpha: f64,
     step_alpha: f64,
     threshold_pct: f64,
     case: String,
     /// GOOD first, BAD last.
     steps: Vec<Step>,
-    /// `found`, `no_regression` or `range`.
-    outcome: String,
+    /// What the search found, once it ended.
+    outcome: Option<Answer>,
     /// The first bad commit, or the commits it is one of.
     first_bad: Vec<String>,
 }
@@ -57,7 +69,7 @@ pub(super) fn bisect(args: &BisectArgs) -> anyhow::Result<ExitCode> {
     let key = state_key(args, &case, &commits);
     let state_path = root.join("target/harness/bisect").join(format!("{key}.json"));
     let mut b = resume(&state_path).unwrap_or_else(|| Bisection {
-        metric: format!("{:?}", args.metric).to_lowercase(),
+        metric: args.metric,
         alpha: args.alpha,
         step_alpha: step_alpha(args.alpha, commits.len()),
         threshold_pct: args.threshold,
@@ -66,7 +78,7 @@ pub(super) fn bisect(args: &BisectArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|c| Step { commit: c.clone(), subject: subject(&root, c), mark: None, value: None, interval: None })
             .collect(),
-        outcome: String::new(),
+        outcome: None,
         first_bad: vec![],
     });
     let runs = state_path.with_extension("runs");
@@ -112,12 +124,12 @@ fn search_between(args: &BisectArgs, b: &mut Bisection, runs: &Path, state: &Pat
     }
     Ok(match search.outcome() {
         Outcome::Found(i) => {
-            b.outcome = "found".into();
+            b.outcome = Some(Answer::Found);
             b.first_bad = vec![b.steps[i].commit.clone()];
             ExitCode::SUCCESS
         }
         Outcome::Range(ids) => {
-            b.outcome = "range".into();
+            b.outcome = Some(Answer::Range);
             b.first_bad = ids.iter().map(|&i| b.steps[i].commit.clone()).collect();
             ExitCode::from(EXIT_RANGE)
         }
@@ -137,7 +149,7 @@ fn test_ends(args: &BisectArgs, b: &mut Bisection, runs: &Path, state: &Path) ->
             }
             if i == last && mark != Mark::Bad {
                 b.steps[i].mark = Some(mark);
-                b.outcome = "no_regression".into();
+                b.outcome = Some(Answer::NoRegression);
                 save(state, b)?;
                 return Ok(Some(ExitCode::from(EXIT_NOT_FOUND)));
             }
@@ -292,7 +304,7 @@ fn short(commit: &str) -> &str {
 fn state_key(args: &BisectArgs, case: &str, commits: &[String]) -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (case, format!("{:?}", args.metric), args.alpha.to_bits(), args.threshold.to_bits(), args.max_forks).hash(&mut h);
+    (case, args.metric.name(), args.alpha.to_bits(), args.threshold.to_bits(), args.max_forks).hash(&mut h);
     format!("{}-{}-{:016x}", short(&commits[0]), short(&commits[commits.len() - 1]), h.finish())
 }
 
@@ -320,7 +332,7 @@ fn finish(args: &BisectArgs, b: &mut Bisection, state: &Path, code: ExitCode) ->
 
 /// The search for people: the tested commits, then the answer.
 fn render(b: &Bisection) -> String {
-    let instructions = b.metric == "instructions";
+    let instructions = b.metric == BisectMetric::Instructions;
     let shown = |s: &Step| match (s.value, s.interval) {
         (Some(v), _) if instructions => format!("{} instructions/op", crate::format::si(v)),
         (Some(r), Some((lo, hi))) => format!("{r:.3}x GOOD [{lo:.3}, {hi:.3}]"),
@@ -333,7 +345,7 @@ fn render(b: &Bisection) -> String {
         Some(Mark::Skipped(why)) => format!("skipped: {why}"),
         None => String::new(),
     };
-    let mut rows = vec![vec!["commit".to_string(), "subject".into(), b.metric.clone(), "step".into()]];
+    let mut rows = vec![vec!["commit".to_string(), "subject".into(), b.metric.name().into(), "step".into()]];
     for s in b.steps.iter().filter(|s| s.mark.is_some()) {
         rows.push(vec![short(&s.commit).into(), s.subject.chars().take(60).collect(), shown(s), mark(&s.mark)]);
     }
@@ -349,7 +361,7 @@ fn render(b: &Bisection) -> String {
             b.step_alpha
         )
     };
-    let mut out = format!("harness bisect: {} by {}: {how}\n\n", b.case, b.metric);
+    let mut out = format!("harness bisect: {} by {}: {how}\n\n", b.case, b.metric.name());
     out.push_str(&crate::format::table(&rows, |_| false));
     out.push('\n');
     out.push_str(&answer(b, &shown));
@@ -359,8 +371,8 @@ fn render(b: &Bisection) -> String {
 /// The answer line(s): the first bad commit with its effect, the range left, or no regression.
 fn answer(b: &Bisection, shown: &dyn Fn(&Step) -> String) -> String {
     let (good, bad) = (&b.steps[0], &b.steps[b.steps.len() - 1]);
-    match b.outcome.as_str() {
-        "no_regression" => format!(
+    match b.outcome {
+        Some(Answer::NoRegression) => format!(
             "no regression found: BAD ({}) is not slower than GOOD ({}) beyond {}%: {} against {}\n",
             short(&bad.commit),
             short(&good.commit),
@@ -368,7 +380,7 @@ fn answer(b: &Bisection, shown: &dyn Fn(&Step) -> String) -> String {
             shown(bad),
             shown(good)
         ),
-        "found" => {
+        Some(Answer::Found) => {
             let i = b.steps.iter().position(|s| s.commit == b.first_bad[0]).unwrap_or(0);
             let before = b.steps[..i].iter().rev().find(|s| s.mark == Some(Mark::Good)).unwrap_or(good);
             let found = &b.steps[i];
@@ -396,7 +408,7 @@ fn answer(b: &Bisection, shown: &dyn Fn(&Step) -> String) -> String {
 /// Says so when the found commit carries much less than the whole GOOD-to-BAD change.
 fn in_steps(b: &Bisection, before: &Step, found: &Step) -> String {
     let (good, bad) = (&b.steps[0], &b.steps[b.steps.len() - 1]);
-    let level = |s: &Step| if b.metric == "instructions" { s.value } else { s.value.map(|r| 1.0 / r) };
+    let level = |s: &Step| if b.metric == BisectMetric::Instructions { s.value } else { s.value.map(|r| 1.0 / r) };
     let (Some(g), Some(x), Some(y), Some(z)) = (level(good), level(before), level(found), level(bad)) else {
         return String::new();
     };

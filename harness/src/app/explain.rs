@@ -196,12 +196,13 @@ fn verdict_text(row: &Row) -> String {
     }
 }
 
-/// The kept dumps of a rerun: the baseline's (named `... (baseline).forkN`) and this build's.
+/// The kept dumps of a rerun: the baseline's and this build's.
 fn split_dumps(dir: &Path) -> anyhow::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
     files.sort();
-    let (base, new): (Vec<PathBuf>, Vec<PathBuf>) =
-        files.into_iter().partition(|p| p.file_name().is_some_and(|n| n.to_string_lossy().contains("_baseline_.fork")));
+    let (base, new): (Vec<PathBuf>, Vec<PathBuf>) = files
+        .into_iter()
+        .partition(|p| p.file_name().is_some_and(|n| crate::runner::kept_by_baseline(&n.to_string_lossy())));
     anyhow::ensure!(
         !base.is_empty() && !new.is_empty(),
         "the rerun kept no callgrind dump of one build in {}",

@@ -43,11 +43,21 @@ pub struct BisectArgs {
 }
 
 /// `harness bisect --metric`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BisectMetric {
     /// A paired A/B run of each commit against GOOD.
     Throughput,
     /// Instructions per op under callgrind.
     Instructions,
+}
+
+impl BisectMetric {
+    /// The metric as the flag names it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            BisectMetric::Throughput => "throughput",
+            BisectMetric::Instructions => "instructions",
+        }
+    }
 }

@@ -74,7 +74,7 @@ impl Diff {
 pub(crate) fn diff(base: &Counted, new: &Counted, top: usize) -> Diff {
     let per_op = |c: &Counted, v: u64| v as f64 / c.ops.max(1) as f64;
     let ir = 0;
-    let events = base
+    let events: Vec<Change> = base
         .profile
         .events
         .iter()
@@ -99,9 +99,7 @@ pub(crate) fn diff(base: &Counted, new: &Counted, top: usize) -> Diff {
     let mut vanished: Vec<FunctionChange> =
         own_changes.iter().filter(|c| !new_own.contains_key(&c.change.name)).cloned().collect();
     let mut inclusive_changes = changes(&inclusive(base), &inclusive(new), &label);
-    let total = base.profile.total(ir) as f64 / base.ops.max(1) as f64;
-    let delta = new.profile.total(ir) as f64 / new.ops.max(1) as f64 - total;
-    let cause = cause(&inclusive_changes, delta, total);
+    let cause = events.first().and_then(|total| cause(&inclusive_changes, total.delta(), total.base));
     for list in [&mut own_changes, &mut inclusive_changes, &mut appeared, &mut vanished] {
         list.truncate(top);
     }

@@ -39,8 +39,7 @@ pub(crate) fn read_dumps(files: &[PathBuf]) -> anyhow::Result<profile::Profile> 
     for file in files {
         let text = std::fs::read_to_string(file)
             .map_err(|e| anyhow::anyhow!("cannot read the callgrind dump {}: {e}", file.display()))?;
-        let measured = text.lines().any(|l| l.starts_with("desc: Trigger: Client Request: harness-measure"));
-        if measured || files.len() == 1 {
+        if profile::is_measurement(&text) || files.len() == 1 {
             total.merge(profile::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?);
             read += 1;
         }

@@ -86,6 +86,12 @@ fn add(into: &mut Costs, costs: &[u64], width: usize) {
     }
 }
 
+/// Whether a callgrind dump is one the worker requested around its measured ops (its
+/// `harness-measure` client request), not the one at program exit.
+pub(crate) fn is_measurement(text: &str) -> bool {
+    text.lines().any(|l| l.starts_with("desc: Trigger: Client Request: harness-measure"))
+}
+
 /// A function name as people read it: Rust's demangled without its hash, C's as it is.
 pub(crate) fn demangle(name: &str) -> String {
     format!("{:#}", rustc_demangle::demangle(name))

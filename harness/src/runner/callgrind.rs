@@ -6,7 +6,7 @@ pub(crate) fn callgrind_total(dir: &std::path::Path) -> anyhow::Result<u64> {
     let (mut total, mut dumps) = (0u64, 0);
     for entry in std::fs::read_dir(dir)? {
         let text = std::fs::read_to_string(entry?.path())?;
-        if !text.lines().any(|l| l.starts_with("desc: Trigger: Client Request: harness-measure")) {
+        if !crate::explain::profile::is_measurement(&text) {
             continue;
         }
         // `totals:` is the dump's cost; `summary:` is unreliable once instrumentation has been
@@ -30,7 +30,7 @@ pub(super) fn keep_dumps(dir: &std::path::Path, keep: &std::path::Path, name: &s
     let mut n = 0;
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
-        if std::fs::read_to_string(&path)?.contains("desc: Trigger: Client Request: harness-measure") {
+        if crate::explain::profile::is_measurement(&std::fs::read_to_string(&path)?) {
             let suffix = if n == 0 { String::new() } else { format!(".{n}") };
             let to = keep.join(format!("{safe}.callgrind.out{suffix}"));
             std::fs::copy(&path, &to).map_err(|e| anyhow::anyhow!("cannot keep {}: {e}", to.display()))?;

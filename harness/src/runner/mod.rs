@@ -326,6 +326,12 @@ fn side_label(label: &str, side: Side) -> String {
     if side == Side::Baseline { format!("{label} (baseline)") } else { label.to_string() }
 }
 
+/// Whether a dump kept by `--callgrind-dir` (named `<label>.fork<N>.callgrind.out`, the label
+/// made file-safe) is one of the baseline build's.
+pub(crate) fn kept_by_baseline(file_name: &str) -> bool {
+    file_name.contains(&format!("{}.fork", crate::explain::file_stem(&side_label("", Side::Baseline))))
+}
+
 /// Shows a fork's end: its failure as a warning, then the progress step.
 fn report_fork_end(progress: &Progress, label: &str, fork: &Fork, forks: u32) {
     if let Some(f) = &fork.failure {
