@@ -1,0 +1,127 @@
+//! A bisection as people read it: the commits tested, with what each measured, then the answer
+//! (the first bad commit and its effect, the range left, or no regression).
+
+use super::{Answer, Bisection, Step, short};
+use crate::bisect::Mark;
+use crate::cli::BisectMetric;
+
+/// The search for people: the tested commits, then the answer.
+pub(super) fn render(b: &Bisection) -> String {
+    let shown = |s: &Step| shown(b.metric, s);
+    let mark = |m: &Option<Mark>| match m {
+        Some(Mark::Good) => "good".to_string(),
+        Some(Mark::Bad) => "bad".into(),
+        Some(Mark::Undecided) => "undecided".into(),
+        Some(Mark::Skipped(why)) => format!("skipped: {why}"),
+        None => String::new(),
+    };
+    let mut rows = vec![vec!["commit".to_string(), "subject".into(), b.metric.name().into(), "step".into()]];
+    for s in b.steps.iter().filter(|s| s.mark.is_some()) {
+        rows.push(vec![short(&s.commit).into(), s.subject.chars().take(60).collect(), shown(s), mark(&s.mark)]);
+    }
+    let mut out = format!("harness bisect: {} by {}: {}\n\n", b.case, b.metric.name(), rule(b));
+    out.push_str(&crate::format::table(&rows, |_| false));
+    out.push('\n');
+    for s in b.steps.iter().filter(|s| !s.changes.is_empty()) {
+        out.push_str(&format!("{}: {}\n", short(&s.commit), s.changes.join("; ")));
+    }
+    out.push_str(&answer(b, &shown));
+    out
+}
+
+/// What a step's test measured, in a table cell.
+fn shown(metric: BisectMetric, s: &Step) -> String {
+    match (metric, s.value, s.interval, &s.detail) {
+        (BisectMetric::Instructions, Some(v), _, _) => format!("{} instructions/op", crate::format::si(v)),
+        (BisectMetric::Io, _, _, Some(detail)) => detail.clone(),
+        (BisectMetric::Throughput, Some(r), Some((lo, hi)), _) => format!("{r:.3}x GOOD [{lo:.3}, {hi:.3}]"),
+        _ => "-".into(),
+    }
+}
+
+/// How the search decides, and how often it can be wrong.
+fn rule(b: &Bisection) -> String {
+    match b.metric {
+        BisectMetric::Instructions => format!(
+            "a commit is bad past +{}% instructions per op over GOOD (counts of deterministic workloads are exact: no step can err by noise)",
+            b.threshold_pct
+        ),
+        BisectMetric::Io => format!(
+            "a commit is bad when its I/O counts per op grew over GOOD's as `compare --metric io` judges them (exact counts by any amount, bytes and rows past {}%)",
+            b.threshold_pct
+        ),
+        BisectMetric::Throughput => format!(
+            "at most {:.0}% chance of a wrong answer (each of its tests at {:.4}: alpha over ⌈log2 n⌉ + 1 tests); BAD is bad past -{}%, a commit between past the midpoint of GOOD and BAD{}",
+            b.alpha * 100.0,
+            b.step_alpha,
+            b.threshold_pct,
+            b.layouts.map_or(String::new(), |k| format!("; fork pairs spread over {k} code layouts"))
+        ),
+    }
+}
+
+/// The answer line(s): the first bad commit with its effect, the range left, or no regression.
+fn answer(b: &Bisection, shown: &dyn Fn(&Step) -> String) -> String {
+    let (good, bad) = (&b.steps[0], &b.steps[b.steps.len() - 1]);
+    match b.outcome {
+        Some(Answer::NoRegression) => format!(
+            "no regression found: BAD ({}) is not slower than GOOD ({}) beyond {}%: {} against {}\n",
+            short(&bad.commit),
+            short(&good.commit),
+            b.threshold_pct,
+            shown(bad),
+            shown(good)
+        ),
+        Some(Answer::Found) => {
+            let i = b.steps.iter().position(|s| s.commit == b.first_bad[0]).unwrap_or(0);
+            let before = b.steps[..i].iter().rev().find(|s| s.mark == Some(Mark::Good)).unwrap_or(good);
+            let found = &b.steps[i];
+            let mut text = format!(
+                "first bad commit: {} {}\n  {} against {} at its last good ancestor {}\n",
+                found.commit,
+                found.subject,
+                shown(found),
+                shown(before),
+                short(&before.commit)
+            );
+            text.push_str(&in_steps(b, before, found));
+            text
+        }
+        _ => {
+            let names: Vec<String> = b.first_bad.iter().map(|c| short(c).to_string()).collect();
+            format!(
+                "undecided: the first bad commit is one of {} (skipped or undecided between); test them by hand or rerun with a larger --max-forks\n",
+                names.join(", ")
+            )
+        }
+    }
+}
+
+/// Says so when the found commit carries much less than the whole GOOD-to-BAD change.
+fn in_steps(b: &Bisection, before: &Step, found: &Step) -> String {
+    let (good, bad) = (&b.steps[0], &b.steps[b.steps.len() - 1]);
+    let level = |s: &Step| match b.metric {
+        BisectMetric::Instructions => s.value,
+        BisectMetric::Throughput => s.value.map(|r| 1.0 / r),
+        BisectMetric::Io => None,
+    };
+    let (Some(g), Some(x), Some(y), Some(z)) = (level(good), level(before), level(found), level(bad)) else {
+        return String::new();
+    };
+    let (step, whole) = ((y / x).ln(), (z / g).ln());
+    if whole > 0.0 && step < 0.5 * whole {
+        let others: Vec<&str> = b
+            .steps
+            .iter()
+            .filter(|s| s.mark == Some(Mark::Bad) && s.commit != found.commit)
+            .map(|s| short(&s.commit))
+            .collect();
+        return format!(
+            "  the regression came in steps: this commit carries {:+.1}% of GOOD to BAD's {:+.1}%; the other bad commits tested: {}\n",
+            100.0 * (step.exp() - 1.0),
+            100.0 * (whole.exp() - 1.0),
+            if others.is_empty() { "none".into() } else { others.join(", ") }
+        );
+    }
+    String::new()
+}

@@ -1,0 +1,173 @@
+//! One step of a bisection: a commit built as `harness ab` builds a baseline and its case run
+//! by the metric that decides it (instructions, I/O counts, or a paired A/B run against GOOD).
+
+use super::{Bisection, Step, short};
+use crate::bisect::Mark;
+use crate::cli::{BisectArgs, BisectMetric};
+use crate::compare::throughput::{Options, Verdict, compare_sides};
+use crate::report::Report;
+use crate::report::read::read_report;
+use std::path::{Path, PathBuf};
+
+/// Tests commit `i` against GOOD (its own value only, for GOOD itself): builds it, runs the
+/// case, and records what it measured in `b.steps[i]`.
+pub(super) fn test_commit(args: &BisectArgs, b: &mut Bisection, i: usize, runs: &Path) -> Mark {
+    let binary = match build(args, &b.steps[i].commit) {
+        Ok(binary) => binary,
+        Err(e) => return Mark::Skipped(format!("it does not build: {e}")),
+    };
+    let out = runs.join(format!("{}.json", short(&b.steps[i].commit)));
+    let good_run = runs.join(format!("{}.json", short(&b.steps[0].commit)));
+    let last = b.steps.len() - 1;
+    let (good_value, bad_ratio, alpha) = (b.steps[0].value, b.steps[last].value, b.step_alpha);
+    let good_commit = b.steps[0].commit.clone();
+    let step = &mut b.steps[i];
+    let marked = match args.metric {
+        BisectMetric::Instructions => count_instructions(args, &binary, &out).map(|per_op| {
+            step.value = Some(per_op);
+            let good = if i == 0 { per_op } else { good_value.unwrap_or(per_op) };
+            if per_op > good * (1.0 + args.threshold / 100.0) { Mark::Bad } else { Mark::Good }
+        }),
+        BisectMetric::Io => io_against_good(args, &binary, &out, (i > 0).then_some(good_run.as_path()), step),
+        BisectMetric::Throughput if i == 0 => Ok(Mark::Good),
+        BisectMetric::Throughput => {
+            let good = match build(args, &good_commit) {
+                Ok(binary) => binary,
+                Err(e) => return Mark::Skipped(format!("GOOD does not build: {e}")),
+            };
+            // BAD is tested against the threshold; the commits between against the midpoint
+            // between GOOD and BAD (BAD's ratio is known by then).
+            let midpoint = if i == last { None } else { bad_ratio.map(f64::sqrt) };
+            let band = midpoint.map_or(args.threshold, |m| 100.0 * (1.0 - m));
+            ab_against_good(args, alpha, band, (&binary, &good), &out).map(|ab| {
+                step.value = Some(ab.ratio);
+                step.interval = Some(ab.interval);
+                match midpoint {
+                    None if matches!(ab.verdict, Verdict::Slower | Verdict::SlowerSameInstructions) => Mark::Bad,
+                    None => Mark::Good,
+                    Some(m) if ab.interval.1 < m => Mark::Bad,
+                    Some(m) if ab.interval.0 > m => Mark::Good,
+                    Some(_) => Mark::Undecided,
+                }
+            })
+        }
+    };
+    marked.unwrap_or_else(Mark::Skipped)
+}
+
+/// The commit's harness, built (or reused) as `ab` builds a baseline; with `--layouts`, also
+/// made relinkable, its link kept beside it as `harness.link.tar` (as `run --layouts` wants).
+fn build(args: &BisectArgs, commit: &str) -> Result<PathBuf, String> {
+    let built = crate::ab::prepare(commit, args.quiet).map_err(|e| e.0)?;
+    if args.layouts.is_some() {
+        let beside = built.dir.join("harness.link.tar");
+        if !beside.is_file() {
+            crate::layouts::relinkable(
+                &built.dir.join("src"),
+                &built.root.join("target/harness/baselines/target"),
+                &built.dir.join("layouts"),
+                &format!("commit {}", short(commit)),
+                crate::layouts::Rebuild::Never,
+                args.quiet,
+            )
+            .map_err(|e| e.0)?;
+            std::fs::copy(built.dir.join("layouts/link.tar"), &beside)
+                .map_err(|e| format!("cannot keep its link as {}: {e}", beside.display()))?;
+        }
+    }
+    Ok(built.binary)
+}
+
+/// `harness run` of `binary` with the case and `extra` flags into `out`; its report.
+fn run_case(args: &BisectArgs, binary: &Path, extra: &[String], out: &Path) -> Result<Report, String> {
+    let mut cmd = std::process::Command::new(binary);
+    cmd.arg("run").args(&args.select.config);
+    for f in &args.select.filter {
+        cmd.args(["-f", f]);
+    }
+    for p in &args.select.params {
+        cmd.args(["-p", p]);
+    }
+    if args.select.hidden {
+        cmd.arg("--hidden");
+    }
+    cmd.args(["--redis-url", &args.select.redis_url, "--database-url", &args.database_url, "--quiet", "--out"]);
+    cmd.arg(out).args(extra).stdin(std::process::Stdio::null());
+    let done = cmd.output().map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+    if !done.status.success() {
+        let stderr = crate::redact(&String::from_utf8_lossy(&done.stderr));
+        return Err(format!("its case failed ({}): {}", done.status, stderr.lines().last().unwrap_or("").trim()));
+    }
+    read_report(out, "the step's").map_err(|e| e.0)
+}
+
+/// One fork of a kind that counts (`--instructions`, `--io`): no timed iterations to speak of.
+fn counting(flag: &str) -> Vec<String> {
+    [flag, "--forks", "1", "--iterations", "1", "--time", "1ms", "--warmup", "0"].map(String::from).to_vec()
+}
+
+/// Instructions per op of the case in `binary`'s build.
+fn count_instructions(args: &BisectArgs, binary: &Path, out: &Path) -> Result<f64, String> {
+    let report = run_case(args, binary, &counting("--instructions"), out)?;
+    let b = report.benchmarks.first().ok_or("its run measured no case")?;
+    b.instructions.as_ref().map(|i| i.median()).ok_or_else(|| "its instruction fork failed".into())
+}
+
+/// The case's I/O counts in `binary`'s build, judged against GOOD's run (when `good` names it)
+/// as `compare --metric io` judges them: bad when an exact count grew, or bytes or rows beyond
+/// the threshold.
+fn io_against_good(
+    args: &BisectArgs,
+    binary: &Path,
+    out: &Path,
+    good: Option<&Path>,
+    step: &mut Step,
+) -> Result<Mark, String> {
+    let report = run_case(args, binary, &counting("--io"), out)?;
+    let io = report.benchmarks.first().and_then(|b| b.io.as_ref()).ok_or("its I/O fork counted nothing")?;
+    step.value = Some(io.per_op.round_trips);
+    step.detail = Some(format!(
+        "{} round trip(s), {} statement(s), {} bytes per op",
+        crate::format::si(io.per_op.round_trips),
+        crate::format::si(io.per_op.statements),
+        crate::format::si(io.per_op.bytes)
+    ));
+    let Some(good) = good else { return Ok(Mark::Good) };
+    let good = read_report(good, "GOOD's I/O").map_err(|e| e.0)?;
+    let compared = crate::compare::io::compare(&good, &report, &|_, _| args.threshold);
+    let row = compared.rows.into_iter().next().ok_or("its I/O run compared no case")?;
+    step.changes = row.changes;
+    Ok(if row.verdict == crate::compare::Verdict::Regressed { Mark::Bad } else { Mark::Good })
+}
+
+/// What a step's A/B run said.
+struct AbStep {
+    /// This commit's ops/s over GOOD's.
+    ratio: f64,
+    /// Its interval at the step's level.
+    interval: (f64, f64),
+    /// The comparison's verdict with `band` as its noise band.
+    verdict: Verdict,
+}
+
+/// A paired A/B run of `builds.0` against GOOD's `builds.1`, with --forks auto deciding at
+/// `alpha` against a noise band of ±`band` percent.
+fn ab_against_good(
+    args: &BisectArgs,
+    alpha: f64,
+    band: f64,
+    builds: (&Path, &Path),
+    out: &Path,
+) -> Result<AbStep, String> {
+    let mut flags: Vec<String> = ["--forks", "auto", "--layout-check", "off"].map(String::from).to_vec();
+    flags.extend(["--max-forks".into(), args.max_forks.to_string(), "--alpha".into(), alpha.to_string()]);
+    flags.extend(["--noise-band".into(), band.to_string(), "--baseline-bin".into(), builds.1.display().to_string()]);
+    if let Some(k) = args.layouts {
+        flags.extend(["--layouts".into(), k.to_string()]);
+    }
+    let report = run_case(args, builds.0, &flags, out)?;
+    let options = Options { noise_band_pct: band, alpha };
+    let row = compare_sides(&report, options).rows.into_iter().next().ok_or("its A/B run compared no case")?;
+    let test = row.test.ok_or("its A/B run has too few fork pairs to test")?;
+    Ok(AbStep { ratio: test.ratio, interval: (test.lower, test.upper), verdict: row.verdict })
+}
