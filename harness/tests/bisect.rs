@@ -20,7 +20,10 @@ fn bad_ranges_and_selections_are_refused_in_one_line() {
     refused(&with("HEAD", "HEAD~1"), "is not an ancestor of BAD");
     refused(&["HEAD~1", "HEAD", "smoke", "-f", "^baseline/"], "follows one case");
     refused(&["HEAD~1", "HEAD", "smoke", "-f", "^nothing/matches$"], "no workload matches");
-    refused(&[&["HEAD~1", "HEAD"][..], &case[..], &["--layouts", "30"][..]].concat(), "--metric instructions runs none");
+    refused(
+        &[&["HEAD~1", "HEAD"][..], &case[..], &["--layouts", "30"][..]].concat(),
+        "--metric instructions runs none",
+    );
     let few = ["HEAD~1", "HEAD", "smoke", "-f", "^baseline/busy_loop$", "-p", "work=100", "--layouts", "4"];
     refused(&few, "give at least --max-forks (30) layouts");
     refused(&["HEAD~1", "HEAD", "smoke", "--metric", "bytes"], "invalid value 'bytes'");

@@ -31,6 +31,10 @@ pub struct BisectArgs {
     /// commit between beyond the midpoint of GOOD's and BAD's ops/s).
     #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = percentage)]
     pub threshold: f64,
+    /// Look for the first commit that made the case faster (or do fewer instructions or less
+    /// I/O) instead: the commit an improvement came with.
+    #[arg(long)]
+    pub faster: bool,
     /// Throughput: the budget of fork pairs of each step's A/B run.
     #[arg(long, value_name = "N", default_value_t = 30, value_parser = at_least_two)]
     pub max_forks: u32,

@@ -55,6 +55,9 @@ struct Bisection {
     alpha: f64,
     step_alpha: f64,
     threshold_pct: f64,
+    /// The search is for the first commit that made the case faster.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    faster: bool,
     /// Throughput: the layout variants each A/B run spread its pairs over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     layouts: Option<u32>,
@@ -84,6 +87,7 @@ pub(super) fn bisect(args: &BisectArgs) -> anyhow::Result<ExitCode> {
         alpha: args.alpha,
         step_alpha: step_alpha(args.alpha, commits.len()),
         threshold_pct: args.threshold,
+        faster: args.faster,
         layouts: args.layouts,
         case: case.clone(),
         steps: commits

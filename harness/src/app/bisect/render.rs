@@ -63,9 +63,14 @@ fn rule(b: &Bisection) -> String {
 /// The answer line(s): the first bad commit with its effect, the range left, or no regression.
 fn answer(b: &Bisection, shown: &dyn Fn(&Step) -> String) -> String {
     let (good, bad) = (&b.steps[0], &b.steps[b.steps.len() - 1]);
+    let (what, first, slower) = if b.faster {
+        ("improvement", "first faster commit", "faster")
+    } else {
+        ("regression", "first bad commit", "slower")
+    };
     match b.outcome {
         Some(Answer::NoRegression) => format!(
-            "no regression found: BAD ({}) is not slower than GOOD ({}) beyond {}%: {} against {}\n",
+            "no {what} found: BAD ({}) is not {slower} than GOOD ({}) beyond {}%: {} against {}\n",
             short(&bad.commit),
             short(&good.commit),
             b.threshold_pct,
@@ -77,7 +82,7 @@ fn answer(b: &Bisection, shown: &dyn Fn(&Step) -> String) -> String {
             let before = b.steps[..i].iter().rev().find(|s| s.mark == Some(Mark::Good)).unwrap_or(good);
             let found = &b.steps[i];
             let mut text = format!(
-                "first bad commit: {} {}\n  {} against {} at its last good ancestor {}\n",
+                "{first}: {} {}\n  {} against {} at its last good ancestor {}\n",
                 found.commit,
                 found.subject,
                 shown(found),
@@ -90,7 +95,7 @@ fn answer(b: &Bisection, shown: &dyn Fn(&Step) -> String) -> String {
         _ => {
             let names: Vec<String> = b.first_bad.iter().map(|c| short(c).to_string()).collect();
             format!(
-                "undecided: the first bad commit is one of {} (skipped or undecided between); test them by hand or rerun with a larger --max-forks\n",
+                "undecided: the {first} is one of {} (skipped or undecided between); test them by hand or rerun with a larger --max-forks\n",
                 names.join(", ")
             )
         }
@@ -109,7 +114,7 @@ fn in_steps(b: &Bisection, before: &Step, found: &Step) -> String {
         return String::new();
     };
     let (step, whole) = ((y / x).ln(), (z / g).ln());
-    if whole > 0.0 && step < 0.5 * whole {
+    if whole != 0.0 && step / whole < 0.5 {
         let others: Vec<&str> = b
             .steps
             .iter()
@@ -117,7 +122,8 @@ fn in_steps(b: &Bisection, before: &Step, found: &Step) -> String {
             .map(|s| short(&s.commit))
             .collect();
         return format!(
-            "  the regression came in steps: this commit carries {:+.1}% of GOOD to BAD's {:+.1}%; the other bad commits tested: {}\n",
+            "  the {} came in steps: this commit carries {:+.1}% of GOOD to BAD's {:+.1}%; the other bad commits tested: {}\n",
+            if b.faster { "improvement" } else { "regression" },
             100.0 * (step.exp() - 1.0),
             100.0 * (whole.exp() - 1.0),
             if others.is_empty() { "none".into() } else { others.join(", ") }

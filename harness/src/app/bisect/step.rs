@@ -26,7 +26,12 @@ pub(super) fn test_commit(args: &BisectArgs, b: &mut Bisection, i: usize, runs: 
         BisectMetric::Instructions => count_instructions(args, &binary, &out).map(|per_op| {
             step.value = Some(per_op);
             let good = if i == 0 { per_op } else { good_value.unwrap_or(per_op) };
-            if per_op > good * (1.0 + args.threshold / 100.0) { Mark::Bad } else { Mark::Good }
+            let moved = if args.faster {
+                per_op < good * (1.0 - args.threshold / 100.0)
+            } else {
+                per_op > good * (1.0 + args.threshold / 100.0)
+            };
+            if moved { Mark::Bad } else { Mark::Good }
         }),
         BisectMetric::Io => io_against_good(args, &binary, &out, (i > 0).then_some(good_run.as_path()), step),
         BisectMetric::Throughput if i == 0 => Ok(Mark::Good),
@@ -38,21 +43,35 @@ pub(super) fn test_commit(args: &BisectArgs, b: &mut Bisection, i: usize, runs: 
             // BAD is tested against the threshold; the commits between against the midpoint
             // between GOOD and BAD (BAD's ratio is known by then).
             let midpoint = if i == last { None } else { bad_ratio.map(f64::sqrt) };
-            let band = midpoint.map_or(args.threshold, |m| 100.0 * (1.0 - m));
+            let band = midpoint.map_or(args.threshold, |m| 100.0 * (1.0 - m).abs());
             ab_against_good(args, alpha, band, (&binary, &good), &out).map(|ab| {
                 step.value = Some(ab.ratio);
                 step.interval = Some(ab.interval);
-                match midpoint {
-                    None if matches!(ab.verdict, Verdict::Slower | Verdict::SlowerSameInstructions) => Mark::Bad,
-                    None => Mark::Good,
-                    Some(m) if ab.interval.1 < m => Mark::Bad,
-                    Some(m) if ab.interval.0 > m => Mark::Good,
-                    Some(_) => Mark::Undecided,
-                }
+                throughput_mark(args.faster, midpoint, &ab)
             })
         }
     };
     marked.unwrap_or_else(Mark::Skipped)
+}
+
+/// A throughput step's mark: BAD (no midpoint yet) by its verdict, a commit between by where its
+/// interval lies against the midpoint of GOOD's and BAD's ops/s.
+fn throughput_mark(faster: bool, midpoint: Option<f64>, ab: &AbStep) -> Mark {
+    let (lo, hi) = ab.interval;
+    let Some(m) = midpoint else {
+        let moved = if faster {
+            matches!(ab.verdict, Verdict::Faster | Verdict::FasterSameInstructions)
+        } else {
+            matches!(ab.verdict, Verdict::Slower | Verdict::SlowerSameInstructions)
+        };
+        return if moved { Mark::Bad } else { Mark::Good };
+    };
+    let (beyond, short_of) = if faster { (lo > m, hi < m) } else { (hi < m, lo > m) };
+    match (beyond, short_of) {
+        (true, _) => Mark::Bad,
+        (_, true) => Mark::Good,
+        _ => Mark::Undecided,
+    }
 }
 
 /// The commit's harness, built (or reused) as `ab` builds a baseline; with `--layouts`, also
@@ -137,7 +156,14 @@ fn io_against_good(
     let compared = crate::compare::io::compare(&good, &report, &|_, _| args.threshold);
     let row = compared.rows.into_iter().next().ok_or("its I/O run compared no case")?;
     step.changes = row.changes;
-    Ok(if row.verdict == crate::compare::Verdict::Regressed { Mark::Bad } else { Mark::Good })
+    let moved = if args.faster { crate::compare::Verdict::Improved } else { crate::compare::Verdict::Regressed };
+    Ok(if row.verdict == moved { Mark::Bad } else { Mark::Good })
+}
+
+/// Whether `binary`'s `run` takes `flag` (a commit's harness may be older than a flag).
+fn knows(binary: &Path, flag: &str) -> bool {
+    let help = std::process::Command::new(binary).args(["run", "--help"]).stdin(std::process::Stdio::null()).output();
+    help.is_ok_and(|h| String::from_utf8_lossy(&h.stdout).contains(flag))
 }
 
 /// What a step's A/B run said.
@@ -159,7 +185,11 @@ fn ab_against_good(
     builds: (&Path, &Path),
     out: &Path,
 ) -> Result<AbStep, String> {
-    let mut flags: Vec<String> = ["--forks", "auto", "--layout-check", "off"].map(String::from).to_vec();
+    let mut flags: Vec<String> = ["--forks", "auto"].map(String::from).to_vec();
+    // No instruction forks for the decided case (a harness older than the layout check has none).
+    if knows(builds.0, "--layout-check") {
+        flags.extend(["--layout-check".into(), "off".into()]);
+    }
     flags.extend(["--max-forks".into(), args.max_forks.to_string(), "--alpha".into(), alpha.to_string()]);
     flags.extend(["--noise-band".into(), band.to_string(), "--baseline-bin".into(), builds.1.display().to_string()]);
     if let Some(k) = args.layouts {
