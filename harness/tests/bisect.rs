@@ -1,5 +1,6 @@
-//! `harness bisect`'s refusals, before anything is built (the search itself is tested in
-//! `src/bisect.rs`; a whole bisection over built commits is ../shared/acceptance/27-bisect).
+//! `harness bisect`: its refusals before anything is built, and one whole search over real builds
+//! of a clone with a planted slowdown and an unbuildable commit (the search's logic is tested in
+//! `src/bisect.rs`; how often it is right, by throughput too, is `scripts/bisect-trials`).
 
 mod common;
 use common::*;
@@ -27,4 +28,87 @@ fn bad_ranges_and_selections_are_refused_in_one_line() {
     let few = ["HEAD~1", "HEAD", "smoke", "-f", "^baseline/busy_loop$", "-p", "work=100", "--layouts", "4"];
     refused(&few, "give at least --max-forks (30) layouts");
     refused(&["HEAD~1", "HEAD", "smoke", "--metric", "bytes"], "invalid value 'bytes'");
+}
+
+/// A clone of this checkout (its HEAD) with commits made by `edits` (file, text to find, its
+/// replacement; an empty find appends), each one commit; the commits, GOOD (HEAD) first. Its
+/// target starts as hard links to this build's dependencies, from which the bisect's first
+/// build copies them as it does from a user's checkout.
+fn clone_with_commits(dir: &std::path::Path, edits: &[(&str, &str, &str, &str)]) -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").current_dir(dir).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let cloned = std::process::Command::new("git").args(["clone", "-q", "--no-local"]).arg(root).arg(dir).status();
+    assert!(cloned.unwrap().success());
+    let deps = std::path::Path::new(env!("CARGO_BIN_EXE_harness")).parent().unwrap().to_path_buf();
+    std::fs::create_dir_all(dir.join("target/debug")).unwrap();
+    for d in ["deps", "build", ".fingerprint"] {
+        let linked =
+            std::process::Command::new("cp").arg("-al").arg(deps.join(d)).arg(dir.join("target/debug")).status();
+        assert!(linked.unwrap().success());
+    }
+    let mut commits = vec![git(&["rev-parse", "HEAD"])];
+    for (file, find, replace, subject) in edits {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let changed = if find.is_empty() { format!("{text}{replace}") } else { text.replacen(find, replace, 1) };
+        assert_ne!(text, changed, "{file}: the edit for '{subject}' changed nothing");
+        std::fs::write(&path, changed).unwrap();
+        git(&["-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-qam", subject]);
+        commits.push(git(&["rev-parse", "HEAD"]));
+    }
+    commits
+}
+
+/// The whole search over real builds (debug, as this test's harness is): GOOD, a commit that does
+/// not build, its fix, a busy loop 5% slower (BAD). By instructions it names the planted commit
+/// and the unbuildable one it skipped on the way (the first midpoint); a second bisect resumes
+/// from the first and builds nothing; GOOD to the fix has no regression (exit 4). Three builds.
+#[test]
+fn finds_the_planted_commit_past_one_that_does_not_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let broken = "compile_error!(\"planted: this commit does not build\");\n";
+    let c = clone_with_commits(
+        tmp.path(),
+        &[
+            ("workloads/src/lib.rs", "", broken, "broken: does not build"),
+            ("workloads/src/lib.rs", broken, "", "fix the build"),
+            ("workloads/src/baseline.rs", "} else {\n    0\n};", "} else {\n    5\n};", "plant: busy loop 5% slower"),
+        ],
+    );
+    let bisect = |good: &str, bad: &str, json: bool| {
+        let mut cmd = harness();
+        cmd.current_dir(tmp.path()).args([
+            "bisect",
+            good,
+            bad,
+            "main",
+            "-f",
+            "^baseline/busy_loop$",
+            "-p",
+            "work=1000",
+        ]);
+        cmd.args(["--metric", "instructions"]).args(if json { &["--json"][..] } else { &[][..] });
+        cmd.output().unwrap()
+    };
+    let out = bisect(&c[0], &c[3], true);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 0, "{stderr}");
+    let search: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(search["outcome"], "found");
+    assert_eq!(search["first_bad"][0].as_str(), Some(c[3].as_str()), "{search:#}");
+    let skipped = &search["steps"][1]["mark"]["skipped"];
+    assert!(skipped.as_str().is_some_and(|why| why.contains("does not build")), "{search:#}");
+    let again = bisect(&c[0], &c[3], false);
+    let (text, stderr) = (String::from_utf8_lossy(&again.stdout), String::from_utf8_lossy(&again.stderr));
+    assert_eq!(code(&again), 0, "{stderr}");
+    assert!(stderr.contains("resuming") && !stderr.contains("building"), "{stderr}");
+    assert!(text.contains(&format!("first bad commit: {} plant: busy loop 5% slower", c[3])), "{text}");
+    assert!(text.contains("skipped: it does not build"), "{text}");
+    let none = bisect(&c[0], &c[2], false);
+    assert_eq!(code(&none), 4, "{}", String::from_utf8_lossy(&none.stderr));
+    assert!(String::from_utf8_lossy(&none.stdout).contains("no regression found: BAD"));
 }
