@@ -7,6 +7,7 @@ mod callgrind;
 mod canary;
 pub(crate) mod cleanup;
 pub(crate) mod collect;
+mod ending;
 mod io;
 mod lockstep;
 pub(crate) mod spawn;
