@@ -77,6 +77,7 @@ fn build(rev: &str, commit: &str, root: &Path, home: &Path, quiet: bool) -> Resu
         Ok(_) => {}
         Err(e) => say!("warning: {e}; the baseline's build compiles them itself"),
     }
+    refresh_times(&src).map_err(failed)?;
     let built = cargo_build(&src, &home.join("target"), &[], quiet)
         .map_err(|e| failed(format!("{e}: fix the build at that commit or pick another ref")))?;
     let kept = dir.join("harness");
@@ -84,6 +85,30 @@ fn build(rev: &str, commit: &str, root: &Path, home: &Path, quiet: bool) -> Resu
     std::fs::copy(&built, &partial)
         .and_then(|_| std::fs::rename(&partial, &kept))
         .map_err(|e| failed(format!("cannot keep the built binary {} as {}: {e}", built.display(), kept.display())))?;
+    Ok(())
+}
+
+/// Sets the modification time of every file of the baseline worktree `src` (its `.git` and
+/// `target` aside) to now, before a build. Every baseline shares one target directory and cargo
+/// names their artifacts alike, deciding freshness by file times: a worktree checked out before
+/// another commit's build (one whose build failed or was interrupted, kept for the next call)
+/// would otherwise pass that commit's artifacts off as its own.
+pub(crate) fn refresh_times(src: &Path) -> Result<(), String> {
+    let now = std::time::SystemTime::now();
+    let entries = std::fs::read_dir(src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("cannot read {}: {e}", src.display()))?;
+        let (path, kind) = (entry.path(), entry.file_type().map_err(|e| e.to_string())?);
+        if kind.is_dir() && !matches!(entry.file_name().to_str(), Some(".git" | "target")) {
+            refresh_times(&path)?;
+        } else if kind.is_file() {
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_modified(now))
+                .map_err(|e| format!("cannot set the time of {}: {e}", path.display()))?;
+        }
+    }
     Ok(())
 }
 

@@ -98,6 +98,10 @@ pub(crate) fn relinkable(
         }
         // The linker writes the tar as the build links (not at all when cargo finds it fresh):
         // it becomes the link only once the build succeeded, so an interrupted one leaves none.
+        if rebuild == Rebuild::Never {
+            // A baseline's worktree, built into the target every baseline shares.
+            crate::ab::refresh_times(src).map_err(failed)?;
+        }
         let arg = format!("link-arg=-Wl,--reproduce={}", written.display());
         crate::ab::cargo_build(src, target, &["-C".into(), arg], quiet)
             .map_err(|e| failed(format!("{e}: fix the build of {}", src.display())))?;

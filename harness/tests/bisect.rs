@@ -79,21 +79,11 @@ fn finds_the_planted_commit_past_one_that_does_not_build() {
             ("workloads/src/baseline.rs", "} else {\n    0\n};", "} else {\n    5\n};", "plant: busy loop 5% slower"),
         ],
     );
-    let bisect = |good: &str, bad: &str, json: bool| {
-        let mut cmd = harness();
-        cmd.current_dir(tmp.path()).args([
-            "bisect",
-            good,
-            bad,
-            "main",
-            "-f",
-            "^baseline/busy_loop$",
-            "-p",
-            "work=1000",
-        ]);
-        cmd.args(["--metric", "instructions"]).args(if json { &["--json"][..] } else { &[][..] });
-        cmd.output().unwrap()
+    let case = ["main", "-f", "^baseline/busy_loop$", "-p", "work=1000", "--metric", "instructions"];
+    let bisect_with = |good: &str, bad: &str, more: &[&str]| {
+        harness().current_dir(tmp.path()).args(["bisect", good, bad]).args(case).args(more).output().unwrap()
     };
+    let bisect = |good: &str, bad: &str, json: bool| bisect_with(good, bad, if json { &["--json"] } else { &[] });
     let out = bisect(&c[0], &c[3], true);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(code(&out), 0, "{stderr}");
@@ -108,6 +98,11 @@ fn finds_the_planted_commit_past_one_that_does_not_build() {
     assert!(stderr.contains("resuming") && !stderr.contains("building"), "{stderr}");
     assert!(text.contains(&format!("first bad commit: {} plant: busy loop 5% slower", c[3])), "{text}");
     assert!(text.contains("skipped: it does not build"), "{text}");
+    // A new search (another threshold) builds the unbuildable commit again, in the worktree its
+    // failed build left, after other commits' builds: it must fail again, not pass one of theirs off.
+    let anew = bisect_with(&c[0], &c[3], &["--threshold", "2", "--json"]);
+    let search: serde_json::Value = serde_json::from_slice(&anew.stdout).unwrap();
+    assert!(search["steps"][1]["mark"]["skipped"].is_string(), "{search:#}");
     let none = bisect(&c[0], &c[2], false);
     assert_eq!(code(&none), 4, "{}", String::from_utf8_lossy(&none.stderr));
     assert!(String::from_utf8_lossy(&none.stdout).contains("no regression found: BAD"));
