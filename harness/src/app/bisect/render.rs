@@ -43,7 +43,9 @@ fn shown(metric: BisectMetric, s: &Step) -> String {
 fn rule(b: &Bisection) -> String {
     match b.metric {
         BisectMetric::Instructions => format!(
-            "a commit is bad past +{}% instructions per op over GOOD (counts of deterministic workloads are exact: no step can err by noise)",
+            "a commit is {} past {}{}% instructions per op against GOOD (counts of deterministic workloads are exact: no step can err by noise)",
+            if b.faster { "faster" } else { "bad" },
+            if b.faster { "-" } else { "+" },
             b.threshold_pct
         ),
         BisectMetric::Io => format!(
