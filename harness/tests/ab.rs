@@ -37,9 +37,10 @@ const RUN: [&str; 12] = [
     "--quiet",
 ];
 
-/// `--layouts 2`: both builds relinked with their code shuffled, fork pair j on variant
-/// `j mod 2 + 1` of both; the variants are kept for the next call; too few layouts for
-/// `--forks auto` are refused before anything is built.
+/// `--layouts 2`: both builds relinked with their functions reordered, fork pair j on variant
+/// `j mod 2 + 1` of both, variant i laying out the functions both builds have in one order; the
+/// variants are kept for the next call; too few layouts for `--forks auto` are refused before
+/// anything is built.
 fn layouts_are_relinked_and_kept(clone: &Path, kept: &Path, report: &Path) {
     let layouts = ab(clone, &[&["HEAD~1", "--layouts", "2", "--layout-check", "off"][..], &RUN].concat(), report);
     let err = String::from_utf8_lossy(&layouts.stderr);
@@ -52,13 +53,22 @@ fn layouts_are_relinked_and_kept(clone: &Path, kept: &Path, report: &Path) {
         assert_eq!(seeds, [Some(1), Some(2)], "{side}: {b}");
     }
     let home = kept.parent().unwrap().join("layouts");
-    for dir in [home, clone.join("target/harness/layouts/current")] {
+    let current = clone.join("target/harness/layouts/current");
+    for dir in [&home, &current] {
         assert!(
-            dir.join("variant-1").is_file() && dir.join("variant-2").is_file(),
+            dir.join("ordered-1").is_file() && dir.join("ordered-2").is_file(),
             "variants kept in {}",
             dir.display()
         );
     }
+    let (base, new) = (function_order(&home.join("ordered-1")), function_order(&current.join("ordered-1")));
+    let shared = |of: &[String], other: &[String]| -> Vec<String> {
+        let other: std::collections::HashSet<&String> = other.iter().collect();
+        of.iter().filter(|f| other.contains(f)).cloned().collect()
+    };
+    assert!(base.len() > 1000, "{} functions in the baseline's variant 1", base.len());
+    assert_eq!(shared(&base, &new), shared(&new, &base), "variant 1 orders the shared functions alike");
+    assert_ne!(base, function_order(&home.join("ordered-2")), "variants 1 and 2 differ");
     let text = String::from_utf8_lossy(&layouts.stdout);
     assert!(text.contains("Code layout as a random effect (--layouts 2)"), "{text}");
     // --forks auto needs a layout per look: refused before anything is built.
@@ -66,6 +76,21 @@ fn layouts_are_relinked_and_kept(clone: &Path, kept: &Path, report: &Path) {
     let err = String::from_utf8_lossy(&few.stderr);
     assert_eq!((code(&few), err.lines().count()), (2, 1), "{err}");
     assert!(err.contains("--layouts 3 with --forks auto"), "{err}");
+}
+
+/// The functions of a linked binary by address, each once, named without rustc's hashes.
+fn function_order(binary: &Path) -> Vec<String> {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    let data = std::fs::read(binary).unwrap();
+    let file = object::File::parse(&*data).unwrap();
+    let mut functions: Vec<(u64, String)> = file
+        .symbols()
+        .filter(|s| s.kind() == SymbolKind::Text && s.size() > 0)
+        .map(|s| (s.address(), format!("{:#}", rustc_demangle::demangle(s.name().unwrap()))))
+        .collect();
+    functions.sort();
+    let mut seen = std::collections::HashSet::new();
+    functions.into_iter().map(|f| f.1).filter(|name| seen.insert(name.clone())).collect()
 }
 
 /// The layout label against the calibration build (its `baseline/busy_loop` does 3% more work

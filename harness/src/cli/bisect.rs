@@ -38,7 +38,7 @@ pub struct BisectArgs {
     /// Throughput: the budget of fork pairs of each step's A/B run.
     #[arg(long, value_name = "N", default_value_t = 30, value_parser = at_least_two)]
     pub max_forks: u32,
-    /// Throughput: relink every build K times with its code sections shuffled and spread each
+    /// Throughput: relink every build K times with its functions reordered and spread each
     /// step's fork pairs over the variants (as `ab --layouts K`), so that a step's verdict holds
     /// across code layouts; K at least --max-forks.
     #[arg(long, value_name = "K", value_parser = at_least_two)]

@@ -89,7 +89,7 @@ pub struct RunArgs {
     /// example the target branch built in another worktree; the comparison is printed at the end.
     #[arg(long, value_name = "PATH")]
     pub baseline_bin: Option<PathBuf>,
-    /// A/B runs: relink each build K times with its code sections shuffled (seeds 1..=K) and run
+    /// A/B runs: relink each build K times with its functions reordered (seeds 1..=K) and run
     /// fork pair j on variant j mod K + 1 of both, the variant being the test's unit, so that a
     /// verdict holds across code layouts (`harness ab` builds the links; `run` needs a
     /// BINARY.link.tar beside each binary). With --forks auto, K must be at least --max-forks.

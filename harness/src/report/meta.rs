@@ -249,8 +249,8 @@ pub(crate) struct RunSettings {
     /// `--forks auto`: fork pairs were added until each case was decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialSettings>,
-    /// A/B runs with `--layouts K`: each build relinked K times with its code sections
-    /// shuffled (seeds 1..=K), fork pair j running variant j mod K + 1 of both.
+    /// A/B runs with `--layouts K`: each build relinked K times with its functions
+    /// reordered (seeds 1..=K, one order per seed for both), fork pair j running variant j mod K + 1 of both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layouts: Option<u32>,
     /// A/B runs: whether a decided case had an instruction fork of each build to tell a change

@@ -198,7 +198,7 @@ pub(crate) struct Fork {
     /// its pair, the two workers' iterations alternating.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lockstep: bool,
-    /// A/B runs with `--layouts K`: the code-layout variant (shuffle seed) of the binary that ran
+    /// A/B runs with `--layouts K`: the code-layout variant (order seed) of the binary that ran
     /// it; both forks of a pair run the same variant number of their build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<u32>,

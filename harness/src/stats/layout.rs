@@ -4,12 +4,15 @@
 //! did not change (Mytkowicz et al., ASPLOS 2009). One build per side is one draw of that
 //! layout effect per side: a paired test over its fork pairs sees the noise between forks but
 //! not the layout, so it can call a layout's luck a change. With layout variants (each side
-//! relinked with its function sections shuffled by seed *i*), fork pair *j* runs variant
-//! `j mod K` of both builds and the model of a pair's log ratio is
+//! relinked with its functions in the order of seed *i*, the same order for the functions both
+//! builds have), fork pair *j* runs variant `j mod K` of both builds and the model of a pair's
+//! log ratio is
 //!
 //! `log r_ij = mu + (L_i^new - L_i^base) + e_ij`,
 //!
-//! with a random layout effect per variant and per side. The unit of the test is then the
+//! with a random layout effect per variant and per side (correlated between the sides, since both
+//! lay out their shared code alike: their difference is what the layout does to the change, and
+//! it is smaller the less the change moves). The unit of the test is then the
 //! variant, not the pair: [`layout_units`] turns the pairs into one value per variant (the
 //! geometric mean of its pairs' ratios), and the paired t-test on those K values (K - 1 degrees
 //! of freedom) holds its level whatever the layout variance, because the variant means are

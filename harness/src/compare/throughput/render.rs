@@ -127,7 +127,7 @@ fn layout_legend(c: &Comparison) -> String {
     let mut out = String::new();
     if let Some(k) = c.layouts {
         out.push_str(&format!(
-            "Code layout as a random effect (--layouts {k}): each build ran {k} variants relinked with their code sections shuffled, fork pair j on variant j mod {k} of both; the test's unit is the variant (the geometric mean of its pairs), so a verdict holds across layouts, not for one lucky pair of binaries.\n"
+            "Code layout as a random effect (--layouts {k}): each build ran {k} variants relinked with their functions reordered (one order per seed for both builds), fork pair j on variant j mod {k} of both; the test's unit is the variant (the geometric mean of its pairs), so a verdict holds across layouts, not for one lucky pair of binaries.\n"
         ));
     } else if c.paired && c.rows.iter().any(|r| r.verdict.is_difference()) {
         out.push_str("One code layout per build (no --layouts): each FASTER/SLOWER holds for these two binaries, and an unrelated commit that moves the code may move it; `harness ab REF --layouts K` tests it across layouts.\n");

@@ -1,15 +1,20 @@
 //! Code-layout variants of a harness build (`harness ab REF --layouts K`).
 //!
-//! A variant is the same build relinked with its code sections shuffled: lld's
-//! `--shuffle-sections=.text*=SEED` reorders every function (rustc and the cc crate put each in
-//! a section of its own), so the variants run the same instructions with the code at other
-//! addresses and alignments. A variant costs a link, not a build: the build that makes a side's
-//! binary once also asks lld for `--reproduce=link.tar` (every input of the final link and a
-//! response file), which is unpacked once; each seed then reruns that link (about 0.2 s for
-//! this harness on a 2-core VM) with the shuffle and `--strip-debug` (a timed fork needs no line
-//! tables). Variants are made when a fork pair first needs one and kept beside the tar, like the
-//! baselines, until the build changes. `run --baseline-bin B --layouts K` takes the links a user
-//! built (`B.link.tar` beside each binary); `harness ab` builds them itself.
+//! A variant is the same build relinked with its functions in another order: lld's
+//! `--symbol-ordering-file` places every function (rustc and the cc crate put each in a section
+//! of its own) in the order [`order::ordering`] gives for the variant's seed, so the variants run
+//! the same instructions with the code at other addresses and alignments. The order comes from
+//! the functions' names without rustc's hashes, so variant *i* of two builds lays out the code
+//! they share alike: a fork pair compares the change at one layout, not two layouts' luck. A
+//! variant costs a link, not a build: the build that makes a side's binary once also asks lld for
+//! `--reproduce=link.tar` (every input of the final link and a response file), which is unpacked
+//! once; a plain relink of it gives the functions' names, and each seed then reruns that link
+//! (about 0.2 s for this harness on a 2-core VM) with its order and `--strip-debug` (a timed fork
+//! needs no line tables). Variants are made when a fork pair first needs one and kept beside the
+//! tar, like the baselines, until the build changes. `run --baseline-bin B --layouts K` takes the
+//! links a user built (`B.link.tar` beside each binary); `harness ab` builds them itself.
+
+pub(crate) mod order;
 
 use crate::BadInput;
 use std::path::{Path, PathBuf};
@@ -47,25 +52,50 @@ impl Variants {
 impl Relinkable {
     /// The binary of variant `seed`, linked now if it is not kept yet.
     pub(crate) fn variant(&self, seed: u32) -> Result<PathBuf, String> {
-        let out = self.dir.join(format!("variant-{seed}"));
+        let out = self.dir.join(format!("ordered-{seed}"));
         if out.is_file() {
             return Ok(out);
         }
-        let partial = self.dir.join(format!("variant-{seed}.partial"));
+        let functions = order::functions(&self.plain()?)?;
+        // Inside the link's directory and named relatively: the response file may say
+        // `--chroot .`, under which lld reads an absolute path from inside that directory.
+        let order_file = format!("order-{seed}.txt");
+        let order_path = self.link_dir.join(&order_file);
+        std::fs::write(&order_path, order::ordering(&functions, seed))
+            .map_err(|e| format!("cannot write {}: {e}", order_path.display()))?;
+        let linked =
+            self.link(&[format!("--symbol-ordering-file={order_file}"), "--no-warn-symbol-ordering".into()], &out);
+        let _ = std::fs::remove_file(&order_path);
+        linked.map_err(|e| format!("relinking layout variant {seed} failed: {e}"))?;
+        Ok(out)
+    }
+
+    /// The build relinked as it was (kept): where the functions' names are read.
+    fn plain(&self) -> Result<PathBuf, String> {
+        let out = self.dir.join("plain");
+        if !out.is_file() {
+            self.link(&[], &out).map_err(|e| format!("relinking the build as it was failed: {e}"))?;
+        }
+        Ok(out)
+    }
+
+    /// Reruns the link with `extra` arguments into `out` (written aside, then renamed).
+    fn link(&self, extra: &[String], out: &Path) -> Result<(), String> {
+        let mut partial = out.as_os_str().to_owned();
+        partial.push(".partial");
+        let partial = PathBuf::from(partial);
         let output = Command::new(&self.lld)
             .current_dir(&self.link_dir)
             .args(["-flavor", "gnu", "@response.txt", "--strip-debug"])
-            .arg(format!("--shuffle-sections=.text*={seed}"))
+            .args(extra)
             .arg("-o")
             .arg(&partial)
             .output()
             .map_err(|e| format!("cannot run {} ({e})", self.lld.display()))?;
         if !output.status.success() {
-            let why = String::from_utf8_lossy(&output.stderr);
-            return Err(format!("relinking layout variant {seed} failed: {}", why.trim()));
+            return Err(String::from_utf8_lossy(&output.stderr).trim().to_string());
         }
-        std::fs::rename(&partial, &out).map_err(|e| format!("cannot keep {}: {e}", out.display()))?;
-        Ok(out)
+        std::fs::rename(&partial, out).map_err(|e| format!("cannot keep {}: {e}", out.display()))
     }
 }
 
@@ -149,7 +179,7 @@ fn from_tar(tar: &Path, home: &Path, src: &Path) -> Result<Relinkable, String> {
 }
 
 /// Unpacks `tar` into `home/link` unless the unpacked copy is of this very tar (its size and
-/// time in `home/link.stamp`); a new tar also drops the variants of the old one.
+/// time in `home/link.stamp`); a new tar also drops the variants of the old one (and those of a harness that shuffled sections).
 fn unpack(tar: &Path, home: &Path) -> Result<PathBuf, String> {
     let meta = std::fs::metadata(tar).map_err(|e| format!("cannot read {}: {e}", tar.display()))?;
     let stamp = format!("{} {:?}", meta.len(), meta.modified().ok());
@@ -168,7 +198,8 @@ fn unpack(tar: &Path, home: &Path) -> Result<PathBuf, String> {
     }
     let _ = std::fs::remove_dir_all(&unpacked);
     for entry in std::fs::read_dir(home).map_err(|e| e.to_string())?.filter_map(Result::ok) {
-        if entry.file_name().to_string_lossy().starts_with("variant-") {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with("variant-") || name.starts_with("ordered-") || name == "plain" {
             let _ = std::fs::remove_file(entry.path());
         }
     }
