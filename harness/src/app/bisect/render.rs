@@ -71,6 +71,14 @@ fn answer(b: &Bisection, shown: &dyn Fn(&Step) -> String) -> String {
         ("regression", "first bad commit", "slower")
     };
     match b.outcome {
+        Some(Answer::NoRegression) if bad.mark == Some(Mark::Undecided) => format!(
+            "no {what} found: BAD ({}) against GOOD ({}) is not significant at level {:.4} within the budget of fork pairs ({} against {}): nothing to bisect; rerun with a larger --max-forks to look closer\n",
+            short(&bad.commit),
+            short(&good.commit),
+            b.step_alpha,
+            shown(bad),
+            shown(good)
+        ),
         Some(Answer::NoRegression) => format!(
             "no {what} found: BAD ({}) is not {slower} than GOOD ({}) beyond {}%: {} against {}\n",
             short(&bad.commit),
