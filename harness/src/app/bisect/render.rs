@@ -71,22 +71,21 @@ fn answer(b: &Bisection, shown: &dyn Fn(&Step) -> String) -> String {
         ("regression", "first bad commit", "slower")
     };
     match b.outcome {
-        Some(Answer::NoRegression) if bad.mark == Some(Mark::Undecided) => format!(
-            "no {what} found: BAD ({}) against GOOD ({}) is not significant at level {:.4} within the budget of fork pairs ({} against {}): nothing to bisect; rerun with a larger --max-forks to look closer\n",
-            short(&bad.commit),
-            short(&good.commit),
-            b.step_alpha,
-            shown(bad),
-            shown(good)
-        ),
-        Some(Answer::NoRegression) => format!(
-            "no {what} found: BAD ({}) is not {slower} than GOOD ({}) beyond {}%: {} against {}\n",
-            short(&bad.commit),
-            short(&good.commit),
-            b.threshold_pct,
-            shown(bad),
-            shown(good)
-        ),
+        Some(Answer::NoRegression) => {
+            let (bad_at, good_at) = (short(&bad.commit), short(&good.commit));
+            let (shown_bad, shown_good) = (shown(bad), shown(good));
+            if bad.mark == Some(Mark::Undecided) {
+                format!(
+                    "no {what} found: BAD ({bad_at}) against GOOD ({good_at}) is not significant at level {:.4} within the budget of fork pairs ({shown_bad} against {shown_good}): nothing to bisect; rerun with a larger --max-forks to look closer\n",
+                    b.step_alpha
+                )
+            } else {
+                format!(
+                    "no {what} found: BAD ({bad_at}) is not {slower} than GOOD ({good_at}) beyond {}%: {shown_bad} against {shown_good}\n",
+                    b.threshold_pct
+                )
+            }
+        }
         Some(Answer::Found) => {
             let i = b.steps.iter().position(|s| s.commit == b.first_bad[0]).unwrap_or(0);
             let before = b.steps[..i].iter().rev().find(|s| s.mark == Some(Mark::Good)).unwrap_or(good);
