@@ -140,3 +140,33 @@ fn in_steps(b: &Bisection, before: &Step, found: &Step) -> String {
     }
     String::new()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Bisection, render};
+
+    /// A throughput search that stopped after GOOD against BAD, BAD marked `mark`.
+    fn stopped(mark: &str) -> Bisection {
+        serde_json::from_value(serde_json::json!({
+            "metric": "throughput", "alpha": 0.05, "step_alpha": 0.0125, "threshold_pct": 1.0,
+            "case": "baseline/busy_loop[work=1000]",
+            "steps": [
+                {"commit": "a".repeat(40), "subject": "good", "mark": "good", "value": 1.0, "interval": [1.0, 1.0]},
+                {"commit": "b".repeat(40), "subject": "bad", "mark": mark, "value": 0.99, "interval": [0.97, 1.01]}
+            ],
+            "outcome": "no_regression", "first_bad": []
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_undecided_end_says_not_significant_and_a_good_one_not_slower() {
+        let undecided = render(&stopped("undecided"));
+        assert!(undecided.contains("no regression found: BAD (bbbbbbbbbbbb)"), "{undecided}");
+        assert!(undecided.contains("is not significant at level 0.0125"), "{undecided}");
+        assert!(undecided.contains("larger --max-forks"), "{undecided}");
+        let good = render(&stopped("good"));
+        assert!(good.contains("is not slower than GOOD (aaaaaaaaaaaa) beyond 1%"), "{good}");
+        assert!(!good.contains("significant"), "{good}");
+    }
+}
