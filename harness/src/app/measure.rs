@@ -360,6 +360,7 @@ fn run_settings(args: &RunArgs, settings: &CaseSettings) -> RunSettings {
         redis_url: crate::redact(&args.select.redis_url),
         instructions: args.instructions,
         instr_ops: args.instr_ops,
+        cache_sim: args.cache_sim,
         io: args.io,
         io_ops: args.io_ops,
         alloc: args.alloc,

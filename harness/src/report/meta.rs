@@ -219,6 +219,9 @@ pub(crate) struct RunSettings {
     /// `--instr-ops`, when given.
     #[serde(default)]
     pub instr_ops: Option<u64>,
+    /// `--cache-sim`: the instruction forks also simulated the caches and the branch predictor.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cache_sim: bool,
     /// `--io`: an I/O fork per case.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub io: bool,
