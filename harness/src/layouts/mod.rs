@@ -25,10 +25,12 @@ use std::process::Command;
 pub(crate) struct Relinkable {
     /// The unpacked link (holding `response.txt`), run from there (`--chroot .`).
     link_dir: PathBuf,
-    /// Where the variants are kept (`variant-<seed>`).
+    /// Where the variants are kept (`ordered-<seed>`, beside the `plain` relink).
     dir: PathBuf,
     /// rust-lld of the toolchain that built it.
     lld: PathBuf,
+    /// The functions of the plain relink, read once for every variant of this build.
+    functions: std::sync::OnceLock<Vec<order::Function>>,
 }
 
 /// K layout variants of both builds of an A/B run.
@@ -43,7 +45,7 @@ pub(crate) struct Variants {
 }
 
 impl Variants {
-    /// The variant (shuffle seed, 1-based) fork pair `pair` runs on both sides.
+    /// The variant (order seed, 1-based) fork pair `pair` runs on both sides.
     pub(crate) fn seed(&self, pair: u32) -> u32 {
         pair % self.count + 1
     }
@@ -56,18 +58,27 @@ impl Relinkable {
         if out.is_file() {
             return Ok(out);
         }
-        let functions = order::functions(&self.plain()?)?;
+        let functions = self.functions()?;
         // Inside the link's directory and named relatively: the response file may say
         // `--chroot .`, under which lld reads an absolute path from inside that directory.
         let order_file = format!("order-{seed}.txt");
         let order_path = self.link_dir.join(&order_file);
-        std::fs::write(&order_path, order::ordering(&functions, seed))
+        std::fs::write(&order_path, order::ordering(functions, seed))
             .map_err(|e| format!("cannot write {}: {e}", order_path.display()))?;
         let linked =
             self.link(&[format!("--symbol-ordering-file={order_file}"), "--no-warn-symbol-ordering".into()], &out);
         let _ = std::fs::remove_file(&order_path);
         linked.map_err(|e| format!("relinking layout variant {seed} failed: {e}"))?;
         Ok(out)
+    }
+
+    /// The functions of the plain relink, read on the first variant this call makes.
+    fn functions(&self) -> Result<&[order::Function], String> {
+        if let Some(read) = self.functions.get() {
+            return Ok(read);
+        }
+        let read = order::functions(&self.plain()?)?;
+        Ok(self.functions.get_or_init(|| read))
     }
 
     /// The build relinked as it was (kept): where the functions' names are read.
@@ -175,7 +186,7 @@ pub(crate) fn beside(binary: &Path, who: &str) -> Result<Relinkable, BadInput> {
 /// the toolchain that builds in `src`.
 fn from_tar(tar: &Path, home: &Path, src: &Path) -> Result<Relinkable, String> {
     let link_dir = unpack(tar, home)?;
-    Ok(Relinkable { link_dir, dir: home.to_path_buf(), lld: find_lld(src)? })
+    Ok(Relinkable { link_dir, dir: home.to_path_buf(), lld: find_lld(src)?, functions: std::sync::OnceLock::new() })
 }
 
 /// Unpacks `tar` into `home/link` unless the unpacked copy is of this very tar (its size and
