@@ -6,7 +6,7 @@
 
 pub(crate) mod seed;
 
-use crate::BadInput;
+use crate::error::BadInput;
 use crate::machine::git;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -2,8 +2,9 @@
 //! everything else is private to the crate.
 
 pub use alloc::CountingAllocator;
-pub use app::run;
+pub use app::{exit_of, run};
 pub use cli::Cli;
+pub use error::{BadInput, Exit};
 pub use protocol::WORKER_ARG;
 pub use worker::main as worker_main;
 
@@ -39,8 +40,11 @@ mod ab;
 mod alloc;
 mod app;
 mod bisect;
+mod callgrind;
+mod child;
 mod cli;
 mod compare;
+mod error;
 mod explain;
 mod export;
 mod format;
@@ -63,24 +67,3 @@ mod sql_text;
 mod stats;
 mod summary;
 mod worker;
-
-/// Bad input from the user: printed as one line, exit code 2, nothing measured.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct BadInput(pub String);
-
-/// Exit code for bad input.
-pub const EXIT_BAD_INPUT: u8 = 2;
-/// Exit code when a gate could not decide (a case it could not measure or test): it fails
-/// closed, with the code of bad input, since more or other input is the fix.
-pub const EXIT_UNDECIDED: u8 = EXIT_BAD_INPUT;
-/// Exit code when a fork or benchmark failed.
-pub const EXIT_FAILED: u8 = 1;
-/// Exit code when `harness compare` finds a regression.
-pub const EXIT_REGRESSION: u8 = 3;
-/// Exit code when `harness bisect` finds no regression between its two commits.
-pub const EXIT_NOT_FOUND: u8 = 4;
-/// Exit code when `harness bisect` leaves a range of commits (skipped or undecided ones).
-pub const EXIT_RANGE: u8 = 5;
-/// Exit code after Ctrl-C or SIGTERM.
-pub const EXIT_INTERRUPTED: u8 = 130;

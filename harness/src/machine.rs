@@ -3,13 +3,13 @@
 //! live in [`crate::report::meta`] and [`crate::report::system`]; this module only reads.
 
 use crate::protocol::PROTOCOL_VERSION;
-use crate::redact;
 use crate::report::Meta;
 use crate::report::meta::{Cgroup, Cpu, Git, Os, RunSettings};
 use crate::report::system::{CpuSnapshot, SystemChecks};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Instant, SystemTime};
+use workloads::redact::redact;
 
 /// The run's metadata, collected now.
 pub(crate) fn collect_meta(configuration: Option<String>, settings: Option<RunSettings>) -> Meta {

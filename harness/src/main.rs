@@ -1,7 +1,7 @@
 //! Thin entry point: parse, run, map errors to exit codes.
 
 use clap::Parser;
-use harness::{BadInput, Cli, EXIT_BAD_INPUT, EXIT_FAILED, redact, remember_secrets};
+use harness::{Cli, Exit, redact, remember_secrets};
 use std::process::ExitCode;
 
 #[global_allocator]
@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let line = one_line(&e.render().to_string()) + &from_environment(&e);
             eprintln!("{}", redact(&line));
-            return ExitCode::from(EXIT_BAD_INPUT);
+            return Exit::BadInput.into();
         }
     };
     if !cli.measures() {
@@ -30,13 +30,12 @@ fn main() -> ExitCode {
     }
     match harness::run(cli) {
         Ok(code) => code,
-        Err(e) if e.downcast_ref::<BadInput>().is_some() => {
-            eprintln!("error: {}", redact(&e.to_string()));
-            ExitCode::from(EXIT_BAD_INPUT)
-        }
         Err(e) => {
-            eprintln!("error: {}", redact(&format!("{e:#}")));
-            ExitCode::from(EXIT_FAILED)
+            let exit = harness::exit_of(&e);
+            // Bad input is one line the user wrote; a failure shows its chain of causes.
+            let text = if exit == Exit::BadInput { e.to_string() } else { format!("{e:#}") };
+            eprintln!("error: {}", redact(&text));
+            exit.into()
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Configurations and the params matrix: which benchmark cases a run measures.
 
-use crate::BadInput;
+use crate::error::BadInput;
 use crate::report::CaseId;
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -163,7 +163,7 @@ pub(crate) struct Case {
 impl Case {
     /// Workload `def` with `params`, measured by `threads` threads or tasks.
     pub(crate) fn new(def: &'static WorkloadDef, params: Params, threads: u32) -> Case {
-        let redacted = params.0.iter().map(|(k, v)| (k.clone(), crate::redact(v))).collect();
+        let redacted = params.0.iter().map(|(k, v)| (k.clone(), workloads::redact::redact(v))).collect();
         Case { def, params, id: CaseId::new(def.name, redacted, threads) }
     }
 

@@ -4,10 +4,10 @@
 //! measures a substitute.
 
 use crate::plan::Case;
-use crate::redact;
 use std::collections::BTreeMap;
 use std::net::TcpStream;
 use std::time::Duration;
+use workloads::redact::redact;
 use workloads::{Server, SetupContext};
 
 /// How long one connection attempt may take.
@@ -40,12 +40,12 @@ pub(crate) fn check(cases: &[Case], database_url: &str) -> Vec<Option<String>> {
 
 /// Every server URL the cases would use (from `--redis-url`, `--database-url` or a `-p` param)
 /// has its server's scheme and a host; otherwise the one line naming the URL and the fix.
-pub(crate) fn check_urls(cases: &[Case], database_url: &str) -> Result<(), crate::BadInput> {
+pub(crate) fn check_urls(cases: &[Case], database_url: &str) -> Result<(), crate::error::BadInput> {
     for case in cases {
         let ctx = SetupContext { database_url: database_url.to_string(), ..SetupContext::new(case.params.clone()) };
         for (server, url) in (case.def.servers)(&ctx) {
             crate::server_url::check(server, &url).map_err(|why| {
-                crate::BadInput(format!("{} URL '{}' of {} {why}", server.name(), redact(&url), case.id()))
+                crate::error::BadInput(format!("{} URL '{}' of {} {why}", server.name(), redact(&url), case.id()))
             })?;
         }
     }

@@ -243,7 +243,7 @@ impl View {
 
     /// A warning or failure, shown in every mode.
     fn warn(&self, text: &str) {
-        let text = crate::redact(text);
+        let text = workloads::redact::redact(text);
         match self {
             View::Bar(b) => b.println(format!("warning: {text}")),
             _ => say!("warning: {text}"),

@@ -5,7 +5,7 @@
 //! runner computes the same split from the same command line, so the N parts cover every case
 //! exactly once. Merging refuses parts that were not made alike, listing every difference.
 
-use crate::BadInput;
+use crate::error::BadInput;
 use crate::report::meta::MergeInfo;
 use crate::report::{Report, RunStatus};
 

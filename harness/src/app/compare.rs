@@ -3,9 +3,9 @@
 //! missing from the new report fails (exit 3) unless `--allow-missing`; `--warn-only` turns a
 //! failure into a warning.
 
-use crate::BadInput;
 use crate::cli::SameInstructions;
 use crate::compare::{CountComparison, json};
+use crate::error::{BadInput, Exit};
 use crate::report::read::read_report;
 use crate::report::{Report, write};
 use std::process::ExitCode;
@@ -46,8 +46,8 @@ pub(crate) fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode
         Metric::Io => io_gate(args, &base, &new)?,
     };
     let exit_code = match (gate.untested.is_empty(), gate.failing.is_empty() || args.warn_only) {
-        (false, _) => crate::EXIT_UNDECIDED,
-        (true, false) => crate::EXIT_REGRESSION,
+        (false, _) => Exit::BadInput.code(),
+        (true, false) => Exit::Regression.code(),
         (true, true) => 0,
     };
     if args.json {

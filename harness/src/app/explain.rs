@@ -1,15 +1,15 @@
 //! `harness explain`: why two builds differ, per op, from an instruction fork of each build
 //! (rerun from an A/B report, or two kept callgrind dumps), with flame graphs.
 
-use crate::BadInput;
 use crate::cli::ExplainArgs;
 use crate::compare::throughput::{Options, Row, compare_sides};
+use crate::error::BadInput;
 use crate::explain::{self, Counted, Explained};
 use crate::report::read::read_report;
 use crate::report::{Benchmark, Report, write};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// The options an A/B report's verdicts are read with (those `compare` uses by default).
 const VERDICT_OPTIONS: Options = Options { noise_band_pct: 1.0, alpha: 0.05 };
@@ -39,7 +39,7 @@ fn print(args: &ExplainArgs, e: &Explained) {
 fn explain_dumps(args: &ExplainArgs, base: &Path, new: &Path) -> anyhow::Result<Explained> {
     let (base_ops, new_ops) = args.ops.unwrap_or((1, 1));
     let read = |p: &Path, flag: &str| {
-        explain::read_dumps(&[p.to_path_buf()]).map_err(|e| BadInput(format!("{flag} {}: {e}", p.display())))
+        crate::callgrind::read_dumps(&[p.to_path_buf()]).map_err(|e| BadInput(format!("{flag} {}: {e}", p.display())))
     };
     let base = Counted { profile: read(base, "--base-dump")?, ops: base_ops };
     let counted = Counted { profile: read(new, "--new-dump")?, ops: new_ops };
@@ -153,13 +153,12 @@ fn explain_case(
     paths: (&Path, &Path),
 ) -> anyhow::Result<Explained> {
     let label = b.id().to_string();
-    let stem = explain::file_stem(&label);
+    let stem = crate::callgrind::file_stem(&label);
     let dumps = paths.1.join("dumps").join(&stem);
     let _ = std::fs::remove_dir_all(&dumps);
     std::fs::create_dir_all(&dumps).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dumps.display()))?;
     let rerun = paths.1.join("dumps").join(format!("{stem}.json"));
-    rerun_case(args, report, b, paths.0, (&dumps, &rerun))?;
-    let counted = read_report(&rerun, "the rerun")?;
+    let counted = rerun_case(args, report, b, paths.0, (&dumps, &rerun))?;
     let again = counted.benchmarks.first().ok_or_else(|| anyhow::anyhow!("the rerun of {label} measured nothing"))?;
     let ops = |c: Option<&crate::report::InstructionSummary>, build: &str| {
         c.map(|c| c.ops).ok_or_else(|| {
@@ -168,10 +167,11 @@ fn explain_case(
     };
     let (base_files, new_files) = split_dumps(&dumps)?;
     let base = Counted {
-        profile: explain::read_dumps(&base_files)?,
+        profile: crate::callgrind::read_dumps(&base_files)?,
         ops: ops(again.baseline_instructions.as_ref(), "baseline")?,
     };
-    let new = Counted { profile: explain::read_dumps(&new_files)?, ops: ops(again.instructions.as_ref(), "new")? };
+    let new =
+        Counted { profile: crate::callgrind::read_dumps(&new_files)?, ops: ops(again.instructions.as_ref(), "new")? };
     let graphs = explain::write_graphs(&base, &new, paths.1, &label)?;
     let io = b.baseline_io.as_ref().zip(b.io.as_ref()).map(|(bi, ni)| explain::io_changes(&bi.count, &ni.count));
     Ok(Explained {
@@ -202,7 +202,7 @@ fn split_dumps(dir: &Path) -> anyhow::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     files.sort();
     let (base, new): (Vec<PathBuf>, Vec<PathBuf>) = files
         .into_iter()
-        .partition(|p| p.file_name().is_some_and(|n| crate::runner::kept_by_baseline(&n.to_string_lossy())));
+        .partition(|p| p.file_name().is_some_and(|n| crate::callgrind::kept_by_baseline(&n.to_string_lossy())));
     anyhow::ensure!(
         !base.is_empty() && !new.is_empty(),
         "the rerun kept no callgrind dump of one build in {}",
@@ -219,34 +219,23 @@ fn rerun_case(
     b: &Benchmark,
     baseline: &Path,
     out: (&Path, &Path),
-) -> anyhow::Result<()> {
+) -> Result<Report, crate::child::ChildError> {
+    use crate::child::{ChildRun, Counting, Pairs, Selection, Timing};
     let settings = report.meta.settings.as_ref();
-    let config = report.meta.configuration.clone().unwrap_or_else(|| "all".into());
-    let mut argv: Vec<OsString> =
-        ["run", &config, "--hidden", "-f", &format!("^{}$", regex::escape(&b.name))].map(OsString::from).into();
-    let threads = b.threads().to_string();
-    let flags = ["--threads", &threads, "--forks", "1", "--iterations", "1", "--warmup", "0", "--time", "1ms"];
-    argv.extend(flags.map(OsString::from));
-    argv.extend(["--warmup-time", "1ms", "--layout-check", "off", "--instructions", "--quiet"].map(OsString::from));
-    argv.extend([OsString::from("--baseline-bin"), baseline.into(), "--callgrind-dir".into(), out.0.into()]);
-    argv.extend([OsString::from("--out"), out.1.into()]);
-    argv.extend(["--database-url", &args.database_url, "--redis-url", &args.redis_url].map(OsString::from));
-    if let Some(ops) = args.instr_ops.or(settings.and_then(|s| s.instr_ops)) {
-        argv.extend(["--instr-ops".into(), ops.to_string().into()]);
-    }
-    if args.cache_sim {
-        argv.push("--cache-sim".into());
-    }
-    for (k, v) in b.params.iter().filter(|(_, v)| !v.contains("://")) {
-        argv.extend(["-p".into(), format!("{k}={v}").into()]);
-    }
-    let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("cannot find this binary to rerun the case: {e}"))?;
+    let select = Selection {
+        configs: vec![report.meta.configuration.clone().unwrap_or_else(|| "all".into())],
+        filters: vec![format!("^{}$", regex::escape(&b.name))],
+        // The report's URLs are redacted; the rerun takes this command's.
+        params: b.params.iter().filter(|(_, v)| !v.contains("://")).map(|(k, v)| format!("{k}={v}")).collect(),
+        hidden: true,
+    };
+    let exe = std::env::current_exe().unwrap_or_else(|_| "harness".into());
+    let urls = (args.database_url.as_str(), args.redis_url.as_str());
+    let mut run = ChildRun::new(&exe, select, urls, out.1, format!("the instruction forks of {}", b.id()));
+    run.timing = Timing { threads: Some(b.threads()), warmup_time: Some(Duration::from_millis(1)), ..Timing::BRIEF };
+    let ops = args.instr_ops.or(settings.and_then(|s| s.instr_ops));
+    run.counting = Counting::Instructions { ops, cache_sim: args.cache_sim, keep: Some(out.0.to_path_buf()) };
+    run.pairs = Some(Pairs::against(baseline));
     say!("explain: counting {} under callgrind in both builds", b.id());
-    let done = std::process::Command::new(exe).args(&argv).stdin(std::process::Stdio::null()).output()?;
-    if !done.status.success() {
-        let stderr = crate::redact(&String::from_utf8_lossy(&done.stderr));
-        let tail: Vec<&str> = stderr.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect();
-        anyhow::bail!("the instruction forks of {} failed ({}): {}", b.id(), done.status, tail.join(" | "));
-    }
-    Ok(())
+    run.run()
 }

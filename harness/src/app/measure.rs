@@ -2,6 +2,7 @@
 
 use super::Selected;
 use crate::cli::{ForkCount, RunArgs};
+use crate::error::{BadInput, Exit};
 use crate::layouts::Variants;
 use crate::machine::collect_meta;
 use crate::plan::{self, Case, Configuration};
@@ -10,7 +11,7 @@ use crate::report::meta::{RunSettings, SequentialSettings};
 use crate::report::{CaseSettings, Meta, Report, RunStatus, SCHEMA_VERSION, write};
 use crate::runner::{self, InstructionSettings, RunContext};
 use crate::stats::sequential::SequentialPlan;
-use crate::{BadInput, EXIT_FAILED, EXIT_INTERRUPTED, summary};
+use crate::summary;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -310,9 +311,9 @@ fn finish(args: &RunArgs, report: &Report, out: &write::ReportFile, warned: &[St
     match report.status {
         RunStatus::Interrupted => {
             say!("interrupted: the report keeps every finished fork");
-            ExitCode::from(EXIT_INTERRUPTED)
+            ExitCode::from(Exit::Interrupted)
         }
-        _ if runner::any_failed(report) => ExitCode::from(EXIT_FAILED),
+        _ if runner::any_failed(report) => ExitCode::from(Exit::Failed),
         _ => ExitCode::SUCCESS,
     }
 }
@@ -336,7 +337,7 @@ fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
         unsafe {
             signal_hook::low_level::register(sig, || {
                 if runner::cleanup::SIGNALS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 >= 3 {
-                    signal_hook::low_level::exit(i32::from(EXIT_INTERRUPTED));
+                    signal_hook::low_level::exit(i32::from(Exit::Interrupted.code()));
                 }
             })?;
         }
@@ -356,8 +357,8 @@ fn run_settings(args: &RunArgs, settings: &CaseSettings) -> RunSettings {
         fork_timeout_nanos: settings.fork_timeout_nanos,
         filters: args.select.filter.clone(),
         params: vec![],
-        database_url: crate::redact(&args.database_url),
-        redis_url: crate::redact(&args.select.redis_url),
+        database_url: workloads::redact::redact(&args.database_url),
+        redis_url: workloads::redact::redact(&args.select.redis_url),
         instructions: args.instructions,
         instr_ops: args.instr_ops,
         cache_sim: args.cache_sim,

@@ -6,12 +6,29 @@ mod compare;
 mod explain;
 mod measure;
 
-use crate::BadInput;
 use crate::cli::{Cli, Command, EnvArgs, ListArgs, SelectArgs};
+use crate::error::{BadInput, Classify, Exit};
 use crate::plan::{self, Case, Configuration, ParamOverride, Selection};
 use crate::report::read::read_report;
 use crate::report::{Report, write};
 use std::process::ExitCode;
+
+/// The exit a command's error ends it with: bad input and each layer's typed error say their
+/// own; anything else is a failure.
+pub fn exit_of(error: &anyhow::Error) -> Exit {
+    for cause in error.chain() {
+        if cause.downcast_ref::<BadInput>().is_some() {
+            return Exit::BadInput;
+        }
+        if let Some(e) = cause.downcast_ref::<crate::callgrind::DumpError>() {
+            return e.exit();
+        }
+        if let Some(e) = cause.downcast_ref::<crate::child::ChildError>() {
+            return e.exit();
+        }
+    }
+    Exit::Failed
+}
 
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -15,22 +15,11 @@ pub(crate) use compare::{CompareArgs, SameInstructions};
 pub(crate) use explain::ExplainArgs;
 pub(crate) use run::{ForkCount, Interleave, LayoutCheckMode, Mode, RunArgs};
 
-const EXIT_CODES: &str = "\
-Exit codes:
-  0    every fork of every case finished and passed its checks
-  1    a fork or benchmark failed (crash, timeout, failed check); the report keeps the rest
-  2    bad input (unknown configuration, filter that matches nothing, bad param, count or duration,
-       unwritable --out); nothing was measured
-  3    `harness compare` found a regression past its threshold
-  4    `harness bisect`: no regression from GOOD to BAD (nothing to find)
-  5    `harness bisect`: undecided: the first bad commit is one of a range it names
-  130  interrupted (Ctrl-C / SIGTERM); the report keeps every finished fork";
-
 /// The text under `--help`: the exit codes, and the configurations from the list the runs use.
 fn after_help() -> String {
     let configurations: Vec<String> =
         crate::plan::CONFIGURATIONS.iter().map(|c| format!("  {:<7}{}", c.name, c.about)).collect();
-    format!("{EXIT_CODES}\n\nConfigurations:\n{}", configurations.join("\n"))
+    format!("{}\n\nConfigurations:\n{}", crate::error::Exit::table(), configurations.join("\n"))
 }
 
 /// Measures declared persistence workloads, one fresh child process per fork.

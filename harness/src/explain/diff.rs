@@ -2,7 +2,7 @@
 //! which functions appeared or vanished, and the change per component and per event.
 
 use super::component::component;
-use super::profile::Profile;
+use crate::callgrind::profile::Profile;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -194,7 +194,7 @@ fn by_component(base: &Counted, new: &Counted) -> Vec<Change> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explain::profile::{parse, tests::DUMP};
+    use crate::callgrind::profile::{parse, tests::DUMP};
 
     fn counted(text: &str, ops: u64) -> Counted {
         Counted { profile: parse(text).unwrap(), ops }

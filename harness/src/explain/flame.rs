@@ -6,7 +6,7 @@
 //! once and the widths add up to the total (gungraun instead repeats a callee's whole subtree
 //! under every caller, which counts a shared callee more than once).
 
-use super::profile::Profile;
+use crate::callgrind::profile::Profile;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Deepest stack drawn; deeper calls are folded into the frame that made them.
@@ -120,7 +120,7 @@ pub(crate) fn differential(base: &str, new: &str) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explain::profile::{parse, tests::DUMP};
+    use crate::callgrind::profile::{parse, tests::DUMP};
 
     #[test]
     fn stacks_draw_every_instruction_once() {

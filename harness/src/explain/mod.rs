@@ -4,7 +4,6 @@
 pub(crate) mod component;
 mod diff;
 mod flame;
-pub(crate) mod profile;
 pub(crate) mod render;
 
 pub(crate) use diff::{Change, Counted, Diff, diff};
@@ -32,27 +31,11 @@ pub(crate) struct Explained {
     pub graphs: Vec<String>,
 }
 
-/// The measurement dumps (the worker's `harness-measure` ones) among `files`, summed.
-pub(crate) fn read_dumps(files: &[PathBuf]) -> anyhow::Result<profile::Profile> {
-    let mut total = profile::Profile::default();
-    let mut read = 0;
-    for file in files {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| anyhow::anyhow!("cannot read the callgrind dump {}: {e}", file.display()))?;
-        if profile::is_measurement(&text) || files.len() == 1 {
-            total.merge(profile::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?);
-            read += 1;
-        }
-    }
-    anyhow::ensure!(read > 0, "no measurement dump among {} file(s)", files.len());
-    Ok(total)
-}
-
 /// Writes the flame graphs of `base` and `new` of case `case` into `dir` as `STEM.diff.svg`,
 /// `STEM.base.flame.svg` and `STEM.new.flame.svg` (STEM: the case as a file name); returns
 /// their paths.
 pub(crate) fn write_graphs(base: &Counted, new: &Counted, dir: &Path, case: &str) -> anyhow::Result<Vec<PathBuf>> {
-    let stem = file_stem(case);
+    let stem = crate::callgrind::file_stem(case);
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     let (b, n) = (flame::folded(&base.profile), flame::folded(&new.profile));
     let ops = format!("instructions of {} ops (baseline) and {} ops (this build)", base.ops, new.ops);
@@ -75,11 +58,6 @@ pub(crate) fn write_graphs(base: &Counted, new: &Counted, dir: &Path, case: &str
         out.push(path);
     }
     Ok(out)
-}
-
-/// A case's name made a file name: what is not a letter, digit or one of `._-=` becomes `_`.
-pub(crate) fn file_stem(case: &str) -> String {
-    case.chars().map(|c| if c.is_ascii_alphanumeric() || "._-=".contains(c) { c } else { '_' }).collect()
 }
 
 /// Round trips and statements (by text) per op that differ between two I/O counts.
@@ -125,8 +103,10 @@ mod tests {
 
     #[test]
     fn unchanged_instructions_with_a_moved_time_say_where_to_look() {
-        let counted =
-            |ir: u64| Counted { profile: profile::parse(&format!("events: Ir\nfn=main\n1 {ir}\n")).unwrap(), ops: 1 };
+        let counted = |ir: u64| Counted {
+            profile: crate::callgrind::profile::parse(&format!("events: Ir\nfn=main\n1 {ir}\n")).unwrap(),
+            ops: 1,
+        };
         let case = |moved: bool, new: u64| Explained {
             case: "c".into(),
             verdict: Some("SLOWER".into()),

@@ -16,7 +16,7 @@
 
 pub(crate) mod order;
 
-use crate::BadInput;
+use crate::error::BadInput;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! report of a schema this harness reads, each case once) before anything reads a number from it.
 
 use super::{READABLE_VERSIONS, Report};
-use crate::BadInput;
+use crate::error::BadInput;
 
 /// Reads a report file; a missing or foreign file is bad input naming it.
 pub(crate) fn read_report(path: &std::path::Path, which: &str) -> Result<Report, BadInput> {

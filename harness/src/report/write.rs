@@ -74,7 +74,7 @@ fn redact_json_strings(json: &str) -> String {
         let literal_len = string_literal_len(&rest[open..]);
         let literal = &rest[open..open + literal_len];
         match serde_json::from_str::<String>(literal) {
-            Ok(text) => match crate::redact(&text) {
+            Ok(text) => match workloads::redact::redact(&text) {
                 shown if shown == text => out.push_str(literal),
                 shown => out.push_str(&serde_json::Value::String(shown).to_string()),
             },
@@ -122,9 +122,10 @@ pub(crate) fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()
 
 /// [`check_writable`] for the path a flag names: the one line that names the flag, the path,
 /// why, and the fix.
-pub(crate) fn check_flag_writable(flag: &str, path: &Path) -> Result<(), crate::BadInput> {
-    check_writable(path)
-        .map_err(|e| crate::BadInput(format!("cannot write {flag} '{}': {e}; choose a writable path", path.display())))
+pub(crate) fn check_flag_writable(flag: &str, path: &Path) -> Result<(), crate::error::BadInput> {
+    check_writable(path).map_err(|e| {
+        crate::error::BadInput(format!("cannot write {flag} '{}': {e}; choose a writable path", path.display()))
+    })
 }
 
 /// Makes sure `path` can be written (creating its directory), before anything is measured.

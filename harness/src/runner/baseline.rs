@@ -1,6 +1,6 @@
 //! `--baseline-bin`: checking that the other build can serve as a worker before anything runs.
 
-use crate::BadInput;
+use crate::error::BadInput;
 use crate::protocol::PROTOCOL_VERSION;
 use crate::report::meta::{BaselineBuild, Git};
 use std::path::Path;

@@ -6,12 +6,12 @@
 use super::{RunContext, servers};
 use crate::plan::Case;
 use crate::progress::Progress;
-use crate::redact;
 use crate::report::Fork;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use workloads::Server;
+use workloads::redact::redact;
 
 /// How long one cleanup attempt may take at most (a connect, a query, a few drops); less when
 /// the fork timeout is shorter.

@@ -4,12 +4,12 @@
 use super::ending::{clip, exit_failure, stop_reason, with_status};
 use super::spawn::{PipeEvent, Worker};
 use crate::protocol::{IterationKind, Message, PROTOCOL_VERSION, Stage, Task, VerifyPhase};
-use crate::redact;
 use crate::report::{Failure, FailureKind, Fork, ForkStatus, Iteration, latency::ForkLatency};
 use std::process::ExitStatus;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
+use workloads::redact::redact;
 
 /// How often the parent looks at the interrupt flag while waiting.
 const POLL: Duration = Duration::from_millis(50);

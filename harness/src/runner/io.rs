@@ -163,7 +163,7 @@ fn relayed(
     start: impl FnOnce(std::net::SocketAddr) -> Result<u16, String>,
 ) -> Result<String, String> {
     use std::net::ToSocketAddrs;
-    let shown = crate::redact(url);
+    let shown = workloads::redact::redact(url);
     let mut parsed = url::Url::parse(url).map_err(|e| format!("--io cannot read the URL {shown}: {e}"))?;
     let tcp = match server {
         Server::Postgres => !parsed.query_pairs().any(|(k, _)| k == "host" || k == "hostaddr"),

@@ -3,7 +3,6 @@
 //! The parent never measures.
 
 pub(crate) mod baseline;
-mod callgrind;
 mod canary;
 pub(crate) mod cleanup;
 pub(crate) mod collect;
@@ -15,14 +14,13 @@ pub(crate) mod spawn;
 use crate::plan::Case;
 use crate::progress::Progress;
 use crate::protocol::{InstructionTask, PROTOCOL_VERSION, Task};
-use crate::redact;
 use crate::report::{Benchmark, CaseSettings, Failure, FailureKind, Fork, ForkStatus, Report, RunStatus, write};
 use crate::stats::sequential::{self, SequentialPlan};
-use callgrind::{callgrind_total, keep_dumps};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use workloads::redact::redact;
 
 pub(crate) use io::IoSettings;
 
@@ -324,13 +322,7 @@ fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>, instr: Option<&Instr
 
 /// How a fork's case is named in progress lines: the baseline build's forks say so.
 fn side_label(label: &str, side: Side) -> String {
-    if side == Side::Baseline { format!("{label} (baseline)") } else { label.to_string() }
-}
-
-/// Whether a dump kept by `--callgrind-dir` (named `<label>.fork<N>.callgrind.out`, the label
-/// made file-safe) is one of the baseline build's.
-pub(crate) fn kept_by_baseline(file_name: &str) -> bool {
-    file_name.contains(&format!("{}.fork", crate::explain::file_stem(&side_label("", Side::Baseline))))
+    if side == Side::Baseline { format!("{label}{}", crate::callgrind::BASELINE_SUFFIX) } else { label.to_string() }
 }
 
 /// Shows a fork's end: its failure as a warning, then the progress step.
@@ -363,6 +355,7 @@ fn run_fork(
 ) -> Fork {
     let forks = ctx.settings.forks + instr.map_or(0, |i| i.forks);
     let shown = side_label(label, side);
+    let kept_as = crate::callgrind::kept_name(label, side == Side::Baseline, fork_index);
     let label = shown.as_str();
     progress.fork_started(label, fork_index, forks);
     let task = task(case, fork_index, ctx, instr);
@@ -370,17 +363,10 @@ fn run_fork(
         Ok(dir) => dir,
         Err(e) => return spawn_failed(&task, format!("cannot create a directory for callgrind output: {e}")),
     };
-    let mut command: Vec<OsString> = vec![];
-    if let (Some(instr), Some(dir)) = (instr, &out_dir) {
-        command.push(instr.valgrind.clone().into());
-        command.extend(["--tool=callgrind", "--instr-atstart=no"].map(OsString::from));
-        if instr.simulate {
-            command.extend(["--cache-sim=yes", "--branch-sim=yes"].map(OsString::from));
-        }
-        let mut out = OsString::from("--callgrind-out-file=");
-        out.push(dir.path().join("callgrind.out"));
-        command.push(out);
-    }
+    let command: Vec<OsString> = match (instr, &out_dir) {
+        (Some(instr), Some(dir)) => crate::callgrind::command(&instr.valgrind, dir.path(), instr.simulate),
+        _ => vec![],
+    };
     let (exe, layout) = match ctx.exe(side, instr.is_none().then_some(fork_index)) {
         Ok(found) => found,
         Err(e) => return spawn_failed(&task, e),
@@ -400,10 +386,10 @@ fn run_fork(
     }
     if let (Some(dir), Some(count)) = (&out_dir, fork.instructions.as_mut()) {
         let kept = match instr.and_then(|i| i.keep.as_deref()) {
-            Some(keep) => keep_dumps(dir.path(), keep, &format!("{label}.fork{fork_index}")),
+            Some(keep) => crate::callgrind::keep_dumps(dir.path(), keep, &kept_as),
             None => Ok(()),
         };
-        match callgrind_total(dir.path()).and_then(|total| kept.map(|()| total)) {
+        match crate::callgrind::total(dir.path()).and_then(|total| kept.map(|()| total)) {
             Ok(total) => count.total = total,
             Err(e) => {
                 fork.status = ForkStatus::Failed;

@@ -1,7 +1,8 @@
 //! The counting modes of a fork: instructions between callgrind's start and stop, and I/O inside
 //! windows whose edges the parent hears (it reads its relays' counts there). Nothing is timed.
 
-use super::{Channel, callgrind, send_without_channel, tally_after, wait_for_go};
+use super::{Channel, send_without_channel, tally_after, wait_for_go};
+use crate::callgrind::requests as callgrind;
 use crate::protocol::{Message, Stage};
 use std::process::ExitCode;
 use workloads::{Bench, Prepared};

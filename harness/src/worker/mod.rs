@@ -3,7 +3,6 @@
 //! It never writes files and never reads the clock outside the timed loop's batch boundaries.
 //! Every failure becomes one `error` message naming the stage, then a non-zero exit.
 
-pub(crate) mod callgrind;
 pub(crate) mod counters;
 mod counting;
 pub(crate) mod crew;

@@ -8,8 +8,8 @@ mod step;
 
 use crate::bisect::{Mark, Outcome, Search, max_steps, step_alpha};
 use crate::cli::{BisectArgs, BisectMetric};
+use crate::error::{BadInput, Exit};
 use crate::machine::git;
-use crate::{BadInput, EXIT_NOT_FOUND, EXIT_RANGE};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -147,7 +147,7 @@ fn search_between(args: &BisectArgs, b: &mut Bisection, runs: &Path, state: &Pat
         Outcome::Range(ids) => {
             b.outcome = Some(Answer::Range);
             b.first_bad = ids.iter().map(|&i| b.steps[i].commit.clone()).collect();
-            ExitCode::from(EXIT_RANGE)
+            ExitCode::from(Exit::Range)
         }
     })
 }
@@ -167,7 +167,7 @@ fn test_ends(args: &BisectArgs, b: &mut Bisection, runs: &Path, state: &Path) ->
                 b.steps[i].mark = Some(mark);
                 b.outcome = Some(Answer::NoRegression);
                 save(state, b)?;
-                return Ok(Some(ExitCode::from(EXIT_NOT_FOUND)));
+                return Ok(Some(ExitCode::from(Exit::NotFound)));
             }
             b.steps[i].mark = Some(if i == 0 { Mark::Good } else { Mark::Bad });
             save(state, b)?;

@@ -3,6 +3,7 @@
 
 use super::{Bisection, Step, short};
 use crate::bisect::Mark;
+use crate::child::{ChildRun, Counting, Pairs, Selection, Timing};
 use crate::cli::{BisectArgs, BisectMetric};
 use crate::compare::throughput::{Options, Verdict, compare_sides};
 use crate::report::Report;
@@ -97,37 +98,30 @@ fn build(args: &BisectArgs, commit: &str) -> Result<PathBuf, String> {
     Ok(built.binary)
 }
 
-/// `harness run` of `binary` with the case and `extra` flags into `out`; its report.
-fn run_case(args: &BisectArgs, binary: &Path, extra: &[String], out: &Path) -> Result<Report, String> {
-    let mut cmd = std::process::Command::new(binary);
-    cmd.arg("run").args(&args.select.config);
-    for f in &args.select.filter {
-        cmd.args(["-f", f]);
-    }
-    for p in &args.select.params {
-        cmd.args(["-p", p]);
-    }
-    if args.select.hidden {
-        cmd.arg("--hidden");
-    }
-    cmd.args(["--redis-url", &args.select.redis_url, "--database-url", &args.database_url, "--quiet", "--out"]);
-    cmd.arg(out).args(extra).stdin(std::process::Stdio::null());
-    let done = cmd.output().map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
-    if !done.status.success() {
-        let stderr = crate::redact(&String::from_utf8_lossy(&done.stderr));
-        return Err(format!("its case failed ({}): {}", done.status, stderr.lines().last().unwrap_or("").trim()));
-    }
-    read_report(out, "the step's").map_err(|e| e.0)
+/// A `harness run` of `binary` of the bisected case into `out`, with the child's defaults.
+fn case_run(args: &BisectArgs, binary: &Path, out: &Path) -> ChildRun {
+    let select = Selection {
+        configs: args.select.config.clone(),
+        filters: args.select.filter.clone(),
+        params: args.select.params.clone(),
+        hidden: args.select.hidden,
+    };
+    let urls = (args.database_url.as_str(), args.select.redis_url.as_str());
+    ChildRun::new(binary, select, urls, out, "its case".into())
 }
 
-/// One fork of a kind that counts (`--instructions`, `--io`): no timed iterations to speak of.
-fn counting(flag: &str) -> Vec<String> {
-    [flag, "--forks", "1", "--iterations", "1", "--time", "1ms", "--warmup", "0"].map(String::from).to_vec()
+/// One counting fork of `counting` (no timed iterations to speak of); its report.
+fn run_counting(args: &BisectArgs, binary: &Path, counting: Counting, out: &Path) -> Result<Report, String> {
+    let mut run = case_run(args, binary, out);
+    run.timing = Timing::BRIEF;
+    run.counting = counting;
+    run.run().map_err(|e| e.to_string())
 }
 
 /// Instructions per op of the case in `binary`'s build.
 fn count_instructions(args: &BisectArgs, binary: &Path, out: &Path) -> Result<f64, String> {
-    let report = run_case(args, binary, &counting("--instructions"), out)?;
+    let counting = Counting::Instructions { ops: None, cache_sim: false, keep: None };
+    let report = run_counting(args, binary, counting, out)?;
     let b = report.benchmarks.first().ok_or("its run measured no case")?;
     b.instructions.as_ref().map(|i| i.median()).ok_or_else(|| "its instruction fork failed".into())
 }
@@ -142,7 +136,7 @@ fn io_against_good(
     good: Option<&Path>,
     step: &mut Step,
 ) -> Result<Mark, String> {
-    let report = run_case(args, binary, &counting("--io"), out)?;
+    let report = run_counting(args, binary, Counting::Io, out)?;
     let io = report.benchmarks.first().and_then(|b| b.io.as_ref()).ok_or("its I/O fork counted nothing")?;
     step.value = Some(io.per_op.round_trips);
     step.detail = Some(format!(
@@ -158,12 +152,6 @@ fn io_against_good(
     step.changes = row.changes;
     let moved = if args.faster { crate::compare::Verdict::Improved } else { crate::compare::Verdict::Regressed };
     Ok(if row.verdict == moved { Mark::Bad } else { Mark::Good })
-}
-
-/// Whether `binary`'s `run` takes `flag` (a commit's harness may be older than a flag).
-fn knows(binary: &Path, flag: &str) -> bool {
-    let help = std::process::Command::new(binary).args(["run", "--help"]).stdin(std::process::Stdio::null()).output();
-    help.is_ok_and(|h| String::from_utf8_lossy(&h.stdout).contains(flag))
 }
 
 /// What a step's A/B run said.
@@ -185,17 +173,16 @@ fn ab_against_good(
     builds: (&Path, &Path),
     out: &Path,
 ) -> Result<AbStep, String> {
-    let mut flags: Vec<String> = ["--forks", "auto"].map(String::from).to_vec();
-    // No instruction forks for the decided case (a harness older than the layout check has none).
-    if knows(builds.0, "--layout-check") {
-        flags.extend(["--layout-check".into(), "off".into()]);
-    }
-    flags.extend(["--max-forks".into(), args.max_forks.to_string(), "--alpha".into(), alpha.to_string()]);
-    flags.extend(["--noise-band".into(), band.to_string(), "--baseline-bin".into(), builds.1.display().to_string()]);
-    if let Some(k) = args.layouts {
-        flags.extend(["--layouts".into(), k.to_string()]);
-    }
-    let report = run_case(args, builds.0, &flags, out)?;
+    let mut run = case_run(args, builds.0, out);
+    // No instruction forks for the decided case (an older harness has no layout check to drop).
+    run.pairs = Some(Pairs {
+        auto_max_forks: Some(args.max_forks),
+        alpha: Some(alpha),
+        noise_band: Some(band),
+        layouts: args.layouts,
+        ..Pairs::against(builds.1)
+    });
+    let report = run.run().map_err(|e| e.to_string())?;
     let options = Options { noise_band_pct: band, alpha };
     let row = compare_sides(&report, options).rows.into_iter().next().ok_or("its A/B run compared no case")?;
     let test = row.test.ok_or("its A/B run has too few fork pairs to test")?;

@@ -70,10 +70,10 @@ pub(crate) fn stop_instrumentation() {
     request(0, STOP_INSTRUMENTATION, 0);
 }
 
-/// Dumps the counts of the window that is ending as `harness-measure` (callgrind zeroes them
-/// with the dump), then stops instrumentation: stopping discards what was not dumped.
+/// Dumps the counts of the window that is ending as [`super::MEASURE_REASON`] (callgrind zeroes
+/// them with the dump), then stops instrumentation: stopping discards what was not dumped.
 pub(crate) fn dump_measure_and_stop() {
-    dump(c"harness-measure");
+    dump(super::MEASURE_REASON);
     stop_instrumentation();
 }
 
