@@ -4,7 +4,10 @@
 //! the next call for the same commit. A worktree checked out at a commit is clean, so the
 //! baseline can never be dirty; the candidate (this binary) records its own dirty flag.
 
+mod home;
 pub(crate) mod seed;
+
+pub(crate) use home::Home;
 
 use crate::error::BadInput;
 use crate::machine::git;
@@ -18,8 +21,8 @@ pub(crate) struct BaselineRev {
     pub commit: String,
     /// Its worktree (`target/harness/baselines/<commit>/`), where its layout variants are kept.
     pub dir: PathBuf,
-    /// The repository's top directory (the candidate's source).
-    pub root: PathBuf,
+    /// The checkout it was resolved in (the candidate's source) and its build directories.
+    pub home: Home,
     /// The harness binary built from it.
     pub binary: PathBuf,
     /// Whether it was built by this call (false: reused).
@@ -28,34 +31,29 @@ pub(crate) struct BaselineRev {
 
 /// Resolves `rev` and returns its build, building it first when there is none yet.
 pub(crate) fn prepare(rev: &str, quiet: bool) -> Result<BaselineRev, BadInput> {
-    let root = git(Path::new("."), &["rev-parse", "--show-toplevel"]).map_err(|e| {
-        BadInput(format!(
-            "harness ab {rev}: the current directory is not in a git repository ({e}): run it from the project's checkout"
-        ))
-    })?;
-    let root = PathBuf::from(root);
-    let commit = git(&root, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")]).map_err(|_| {
-        BadInput(format!(
-            "harness ab: '{rev}' is not a commit in {}: give a branch, tag or commit that `git rev-parse` knows",
-            root.display()
-        ))
-    })?;
-    let home = root.join("target/harness/baselines");
-    let binary = home.join(&commit).join("harness");
-    let dir = home.join(&commit);
-    if binary.is_file() {
-        return Ok(BaselineRev { commit, dir, root, binary, built: false });
+    let home = Home::of_current_checkout(&format!("harness ab {rev}"))?;
+    let commit =
+        git(home.root(), &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")]).map_err(|_| {
+            BadInput(format!(
+                "harness ab: '{rev}' is not a commit in {}: give a branch, tag or commit that `git rev-parse` knows",
+                home.root().display()
+            ))
+        })?;
+    let dir = home.baseline(&commit);
+    let binary = dir.join("harness");
+    let built = !binary.is_file();
+    if built {
+        build(rev, &commit, &home, quiet)?;
     }
-    build(rev, &commit, &root, &home, quiet)?;
-    Ok(BaselineRev { commit, dir, root, binary, built: true })
+    Ok(BaselineRev { commit, dir, home, binary, built })
 }
 
-/// Checks out `commit` in `home/<commit>/src` and builds the harness there with this binary's
-/// profile (deps shared by every baseline in `home/target`), then keeps the binary beside it.
-fn build(rev: &str, commit: &str, root: &Path, home: &Path, quiet: bool) -> Result<(), BadInput> {
+/// Checks out `commit` in its baseline directory's `src/` and builds the harness there with this
+/// binary's profile (deps shared by every baseline), then keeps the binary beside it.
+fn build(rev: &str, commit: &str, home: &Home, quiet: bool) -> Result<(), BadInput> {
     let short = &commit[..commit.len().min(12)];
     let failed = |what: String| BadInput(format!("harness ab {rev} ({short}): {what}"));
-    let dir = home.join(commit);
+    let (root, dir) = (home.root(), home.baseline(commit));
     let src = dir.join("src");
     if !src.join("Cargo.toml").is_file() {
         // A worktree left half made by an interrupted call is replaced.
@@ -70,15 +68,18 @@ fn build(rev: &str, commit: &str, root: &Path, home: &Path, quiet: bool) -> Resu
         say!("harness ab: building {rev} ({short}) with the {profile} profile in {}", src.display());
     }
     // The first baseline build starts from the dependencies the checkout's own build made.
-    match seed::seed_target(&root.join("target"), &home.join("target"), profile, root) {
+    match seed::seed_target(&home.checkout_target(), &home.baselines_target(), profile, root) {
         Ok(true) if !quiet => {
-            say!("harness ab: the baselines' builds start from the dependencies in {}", root.join("target").display())
+            say!(
+                "harness ab: the baselines' builds start from the dependencies in {}",
+                home.checkout_target().display()
+            )
         }
         Ok(_) => {}
         Err(e) => say!("warning: {e}; the baseline's build compiles them itself"),
     }
     refresh_times(&src).map_err(failed)?;
-    let built = cargo_build(&src, &home.join("target"), &[], quiet)
+    let built = cargo_build(&src, &home.baselines_target(), &[], quiet)
         .map_err(|e| failed(format!("{e}: fix the build at that commit or pick another ref")))?;
     let kept = dir.join("harness");
     let partial = dir.join("harness.partial");

@@ -50,6 +50,7 @@ mod export;
 mod format;
 mod layouts;
 mod machine;
+mod metric;
 mod noise;
 mod page;
 mod pin;

@@ -56,7 +56,7 @@ pub(crate) fn assign(planned: &[u64], shard: Shard) -> Vec<usize> {
 /// Every way `part` was made differently from `first`: commit, configuration, settings,
 /// machine shape and toolchain.
 fn part_differences(first: &Report, part: &Report) -> Vec<String> {
-    let mut out = crate::compare::differences(first, part, crate::compare::Metric::Throughput);
+    let mut out = crate::compare::differences(first, part, crate::metric::Metric::Throughput);
     let mut check = |what: &str, x: String, y: String| {
         if x != y {
             out.push(format!("{what}: {x} vs {y}"));

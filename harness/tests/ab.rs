@@ -156,6 +156,7 @@ fn ab_builds_a_ref_once_reuses_it_and_refuses_bad_refs_and_broken_builds() {
     let dir = tempfile::tempdir().unwrap();
     let clone = dir.path().join("workspace");
     git(dir.path(), &["clone", "--quiet", root.to_str().unwrap(), clone.to_str().unwrap()]);
+    seed_clone_target(&clone);
     std::fs::write(clone.join("THROWAWAY"), "a commit to compare against its parent\n").unwrap();
     git(&clone, &["add", "THROWAWAY"]);
     git(&clone, &["commit", "--quiet", "-m", "throwaway"]);

@@ -43,13 +43,7 @@ fn clone_with_commits(dir: &std::path::Path, edits: &[(&str, &str, &str, &str)])
     };
     let cloned = std::process::Command::new("git").args(["clone", "-q", "--no-local"]).arg(root).arg(dir).status();
     assert!(cloned.unwrap().success());
-    let deps = std::path::Path::new(env!("CARGO_BIN_EXE_harness")).parent().unwrap().to_path_buf();
-    std::fs::create_dir_all(dir.join("target/debug")).unwrap();
-    for d in ["deps", "build", ".fingerprint"] {
-        let linked =
-            std::process::Command::new("cp").arg("-al").arg(deps.join(d)).arg(dir.join("target/debug")).status();
-        assert!(linked.unwrap().success());
-    }
+    seed_clone_target(dir);
     let mut commits = vec![git(&["rev-parse", "HEAD"])];
     for (file, find, replace, subject) in edits {
         let path = dir.join(file);

@@ -80,6 +80,11 @@ fn cases_without_a_server_count_no_traffic_and_sqlite_its_statements() {
     let (code, _, err) = gate(&plain, &plain, &[]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no I/O counts") && err.contains("harness run --io"), "{err}");
+    // Only one side lacks them: the message names that report, and only it.
+    let (code, _, err) = gate(&path, &plain, &[]);
+    assert_eq!(code, 2, "{err}");
+    let named = |p: &Path| err.contains(&p.display().to_string());
+    assert!(named(&plain) && !named(&path), "the report without I/O counts is named: {err}");
 }
 
 #[test]

@@ -22,23 +22,30 @@ struct Gate {
     untested: Vec<String>,
 }
 
+/// One side's reports, each file and each run once.
+fn read_side(paths: &[std::path::PathBuf], side: &str) -> Result<Vec<Report>, BadInput> {
+    refuse_repeated_files(paths, side)?;
+    let reports = paths.iter().map(|p| read_report(p, side)).collect::<Result<Vec<_>, _>>()?;
+    refuse_repeated_runs(paths, &reports, side)?;
+    Ok(reports)
+}
+
 /// `harness compare`: prints the comparison, writes `--markdown`, and exits 0, 2 or 3.
 pub(crate) fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode> {
-    use crate::compare::Metric;
+    use crate::metric::Metric;
     if let Some(path) = &args.markdown {
         write::check_flag_writable("--markdown", path)?;
     }
     let (base_paths, new_paths) = args.sides();
-    let read = |paths: &[std::path::PathBuf], side: &str| -> Result<Vec<Report>, BadInput> {
-        refuse_repeated_files(paths, side)?;
-        let reports = paths.iter().map(|p| read_report(p, side)).collect::<Result<Vec<_>, _>>()?;
-        refuse_repeated_runs(paths, &reports, side)?;
-        Ok(reports)
-    };
-    let (base, new) = (read(&base_paths, "base")?, read(&new_paths, "new")?);
+    let (base, new) = (read_side(&base_paths, "base")?, read_side(&new_paths, "new")?);
+    let every = || base_paths.iter().zip(&base).chain(new_paths.iter().zip(&new));
+    if args.metric.is_count() {
+        // Name the report that lacks the counts, before any table.
+        every().try_for_each(|(path, report)| args.metric.check_recorded(report, path))?;
+    }
     check_alike(args, &base, &new)?;
     if !new.is_empty() {
-        name_ab_reports(base_paths.iter().zip(&base).chain(new_paths.iter().zip(&new)));
+        name_ab_reports(every());
     }
     let mut gate = match args.metric {
         Metric::Throughput => throughput_gate(args, &base, &new)?,

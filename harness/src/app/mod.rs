@@ -1,6 +1,7 @@
 //! The subcommands, one small function each (`run` in [`measure`], `compare` in
 //! [`compare`]). Everything is checked before anything is measured.
 
+mod ab;
 mod bisect;
 mod compare;
 mod explain;
@@ -36,7 +37,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::List(args) => list(&args),
         Command::Run(args) => measure::run_benchmarks(&args, None),
-        Command::Ab(args) => ab(*args),
+        Command::Ab(args) => ab::ab(*args),
         Command::Env(args) => env(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Explain(args) => explain::explain(&args),
@@ -54,24 +55,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn export(args: &crate::cli::ExportArgs) -> anyhow::Result<ExitCode> {
-    use crate::compare::Metric;
+    use crate::metric::Metric;
     if args.metric.is_some() && args.format != crate::export::Format::Gab {
         return Err(BadInput("--metric picks the series of --format gab: drop it, or use --format gab".into()).into());
     }
     let report = one_side(read_report(&args.report, "the")?, args)?;
     let metric = args.metric.unwrap_or(Metric::Throughput);
-    if metric == Metric::Instructions && report.benchmarks.iter().all(|b| b.instructions.is_none()) {
-        return Err(BadInput(format!(
-            "{} has no instruction counts: make it with `harness run --instructions`",
-            args.report.display()
-        ))
-        .into());
-    }
-    if metric == Metric::Io && report.benchmarks.iter().all(|b| b.io.is_none()) {
-        return Err(
-            BadInput(format!("{} has no I/O counts: make it with `harness run --io`", args.report.display())).into()
-        );
-    }
+    metric.check_recorded(&report, &args.report)?;
     let report =
         Report { benchmarks: report.benchmarks.iter().flat_map(crate::report::growth::per_step).collect(), ..report };
     let text = crate::export::exporter(args.format, metric).export(&report)?;
@@ -304,84 +294,6 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
         println!("{:<width$}  {}", case.id().to_string(), case.def.about);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `harness ab REF`: builds (or reuses) REF's harness and runs this build against it.
-fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
-    if args.run.baseline_bin.is_some() {
-        return Err(BadInput(
-            "harness ab builds its baseline from REF: drop --baseline-bin, or use `harness run --baseline-bin PATH`"
-                .into(),
-        )
-        .into());
-    }
-    if let Some(k) = args.run.layouts {
-        measure::check_layouts(&args.run, k)?;
-    }
-    // A typo in a filter, a param or a URL is one line now, not after a build of minutes.
-    measure::check_inputs(&args.run)?;
-    let baseline = crate::ab::prepare(&args.rev, args.run.quiet)?;
-    if !args.run.quiet {
-        let how = if baseline.built { "built" } else { "reusing the build of" };
-        let short = &baseline.commit[..baseline.commit.len().min(12)];
-        say!("harness ab: baseline {} ({short}) = {how} {}", args.rev, baseline.binary.display());
-    }
-    if crate::machine::build_git().dirty == Some(true) {
-        say!("warning: this build (the candidate) was made from uncommitted changes; its report records dirty: true");
-    }
-    let layouts = match args.run.layouts {
-        Some(count) => Some(build_layout_variants(count, &baseline, args.run.quiet)?),
-        None => None,
-    };
-    args.run.baseline_bin = Some(baseline.binary);
-    measure::run_benchmarks(&args.run, layouts)
-}
-
-/// `ab --layouts K`: both builds made relinkable. The baseline's link is made once per commit in
-/// its worktree (a commit never changes); the candidate's from the working tree, in a target
-/// directory of its own (cargo gives two checkouts of one workspace the same artifact names, so
-/// sharing the baselines' would rebuild both every time).
-fn build_layout_variants(
-    count: u32,
-    baseline: &crate::ab::BaselineRev,
-    quiet: bool,
-) -> Result<crate::layouts::Variants, BadInput> {
-    let short = &baseline.commit[..baseline.commit.len().min(12)];
-    let home = baseline.dir.join("layouts");
-    let base = crate::layouts::relinkable(
-        &baseline.dir.join("src"),
-        &baseline.root.join("target/harness/baselines/target"),
-        &home,
-        &format!("the baseline ({short})"),
-        crate::layouts::Rebuild::Never,
-        quiet,
-    )?;
-    let layouts = baseline.root.join("target/harness/layouts");
-    seed_candidate_target(&baseline.root, &layouts.join("target"), quiet);
-    let current = crate::layouts::relinkable(
-        &baseline.root,
-        &layouts.join("target"),
-        &layouts.join("current"),
-        "this build (the working tree)",
-        crate::layouts::Rebuild::WhenChanged,
-        quiet,
-    )?;
-    Ok(crate::layouts::Variants { count, baseline: base, current })
-}
-
-/// The candidate's first relinkable build starts from the dependencies the baselines' builds
-/// made (a link and the workspace's packages, not every crate again); a failed copy only costs
-/// that time.
-fn seed_candidate_target(root: &std::path::Path, target: &std::path::Path, quiet: bool) {
-    let profile = crate::machine::build_profile();
-    let from = root.join("target/harness/baselines/target");
-    match crate::ab::seed::seed_target(&from, target, profile, root) {
-        Ok(true) if !quiet => {
-            say!("harness ab: {} starts from the dependencies built in {}", target.display(), from.display());
-        }
-        Ok(_) => {}
-        Err(e) => say!("warning: {e}; the candidate's build compiles them itself"),
-    }
 }
 
 fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {

@@ -20,7 +20,7 @@ pub struct BisectArgs {
     /// `io` (one I/O fork per build: round trips, statements, bytes, rows, exact) or
     /// `throughput` (a paired A/B run against GOOD with --forks auto).
     #[arg(long, value_enum, default_value = "throughput")]
-    pub metric: BisectMetric,
+    pub metric: crate::metric::Metric,
     /// The chance of naming a wrong commit, over every test the search makes (each test runs
     /// at ALPHA / (⌈log2 n⌉ + 1), n the commits after GOOD).
     #[arg(long, value_name = "ALPHA", default_value_t = 0.05, value_parser = probability)]
@@ -52,27 +52,4 @@ pub struct BisectArgs {
     /// No progress output.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-}
-
-/// `harness bisect --metric`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BisectMetric {
-    /// A paired A/B run of each commit against GOOD.
-    Throughput,
-    /// Instructions per op under callgrind.
-    Instructions,
-    /// I/O counts per op through the counting relays and SQLite's trace.
-    Io,
-}
-
-impl BisectMetric {
-    /// The metric as the flag names it.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            BisectMetric::Throughput => "throughput",
-            BisectMetric::Instructions => "instructions",
-            BisectMetric::Io => "io",
-        }
-    }
 }

@@ -20,7 +20,7 @@ pub struct CompareArgs {
     pub new_runs: Vec<PathBuf>,
     /// What to compare.
     #[arg(long, value_enum, default_value = "throughput")]
-    pub metric: crate::compare::Metric,
+    pub metric: crate::metric::Metric,
     /// Throughput: ratios within ±PCT% are "no change" even when significant.
     #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = percentage)]
     pub noise_band: f64,

@@ -10,7 +10,7 @@ mod explain;
 mod run;
 mod values;
 
-pub(crate) use bisect::{BisectArgs, BisectMetric};
+pub(crate) use bisect::BisectArgs;
 pub(crate) use compare::{CompareArgs, SameInstructions};
 pub(crate) use explain::ExplainArgs;
 pub(crate) use run::{ForkCount, Interleave, LayoutCheckMode, Mode, RunArgs};
@@ -155,7 +155,7 @@ pub struct ExportArgs {
     /// `--format gab` only: throughput (customBiggerIsBetter) or instructions
     /// (customSmallerIsBetter).
     #[arg(long, value_enum)]
-    pub metric: Option<crate::compare::Metric>,
+    pub metric: Option<crate::metric::Metric>,
     /// Write here instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,

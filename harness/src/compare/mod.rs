@@ -8,20 +8,9 @@ pub(crate) mod json;
 pub(crate) mod throughput;
 
 use crate::format::duration;
+use crate::metric::Metric;
 use crate::report::{Benchmark, CaseId, Report};
 use std::collections::BTreeMap;
-
-/// What to compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Metric {
-    /// Ops/s of the timed forks, with a rank test and a confidence interval; higher is better.
-    Throughput,
-    /// Instructions per op (`harness run --instructions`); lower is better.
-    Instructions,
-    /// Round trips, statements, messages, bytes and rows per op (`harness run --io`); lower
-    /// is better, and any more round trips, statements or messages regress.
-    Io,
-}
 
 /// Default growth allowed in bytes and rows per op (and instructions), percent.
 pub(crate) const DEFAULT_GROWTH_PCT: f64 = 5.0;

@@ -5,7 +5,7 @@
 //! (the action alerts on it) or, for a count, `null`, with `extra` saying why.
 
 use super::{CaseStatus, Exporter};
-use crate::compare::Metric;
+use crate::metric::Metric;
 use crate::report::{Benchmark, Report};
 use serde_json::{Value, json};
 

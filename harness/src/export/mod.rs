@@ -33,7 +33,7 @@ pub(crate) trait Exporter {
 }
 
 /// The exporter of `format`; `metric` picks the series of the formats that hold one.
-pub(crate) fn exporter(format: Format, metric: crate::compare::Metric) -> Box<dyn Exporter> {
+pub(crate) fn exporter(format: Format, metric: crate::metric::Metric) -> Box<dyn Exporter> {
     match format {
         Format::Jmh => Box::new(jmh::Jmh),
         Format::Bmf => Box::new(bmf::Bmf),
@@ -228,7 +228,7 @@ pub(crate) mod fixture {
 #[cfg(test)]
 mod tests {
     use super::{Format, exporter, fixture};
-    use crate::compare::Metric;
+    use crate::metric::Metric;
     use crate::report::Score;
     use serde_json::Value;
 

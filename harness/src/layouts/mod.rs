@@ -14,6 +14,7 @@
 //! tar, like the baselines, until the build changes. `run --baseline-bin B --layouts K` takes the
 //! links a user built (`B.link.tar` beside each binary); `harness ab` builds them itself.
 
+pub(crate) mod builds;
 pub(crate) mod order;
 
 use crate::error::BadInput;

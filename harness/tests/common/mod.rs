@@ -96,3 +96,16 @@ pub(crate) fn compare_json(stdout: &[u8]) -> Value {
     assert!(errors.is_empty(), "compare --json does not match schema/compare.v4.json: {errors:?}");
     doc
 }
+
+/// Starts `clone`'s `target/debug` as hard links to this build's dependencies, so that a build
+/// of the clone (`ab`, `bisect`) copies them from there as it does from a user's checkout,
+/// instead of compiling every crate again. Only links are made: the builds copy before writing.
+pub(crate) fn seed_clone_target(clone: &Path) {
+    let deps = Path::new(env!("CARGO_BIN_EXE_harness")).parent().unwrap().to_path_buf();
+    std::fs::create_dir_all(clone.join("target/debug")).unwrap();
+    for d in ["deps", "build", ".fingerprint"] {
+        let linked =
+            std::process::Command::new("cp").arg("-al").arg(deps.join(d)).arg(clone.join("target/debug")).status();
+        assert!(linked.unwrap().success(), "cp -al {}", deps.join(d).display());
+    }
+}

@@ -7,11 +7,12 @@ mod render;
 mod step;
 
 use crate::bisect::{Mark, Outcome, Search, max_steps, step_alpha};
-use crate::cli::{BisectArgs, BisectMetric};
+use crate::cli::BisectArgs;
 use crate::error::{BadInput, Exit};
 use crate::machine::git;
+use crate::metric::Metric;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -51,7 +52,7 @@ enum Answer {
 /// The search as `--json` prints it and the resume file keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Bisection {
-    metric: BisectMetric,
+    metric: Metric,
     alpha: f64,
     step_alpha: f64,
     threshold_pct: f64,
@@ -74,14 +75,11 @@ struct Bisection {
 pub(super) fn bisect(args: &BisectArgs) -> anyhow::Result<ExitCode> {
     check_layouts(args)?;
     let case = one_case(args)?;
-    let root = PathBuf::from(git(Path::new("."), &["rev-parse", "--show-toplevel"]).map_err(|e| {
-        BadInput(format!(
-            "harness bisect: the current directory is not in a git repository ({e}): run it from the project's checkout"
-        ))
-    })?);
-    let commits = first_parent_commits(&root, &args.good, &args.bad)?;
+    let home = crate::ab::Home::of_current_checkout("harness bisect")?;
+    let root = home.root();
+    let commits = first_parent_commits(root, &args.good, &args.bad)?;
     let key = state_key(args, &case, &commits);
-    let state_path = root.join("target/harness/bisect").join(format!("{key}.json"));
+    let state_path = home.bisections().join(format!("{key}.json"));
     let mut b = resume(&state_path).unwrap_or_else(|| Bisection {
         metric: args.metric,
         alpha: args.alpha,
@@ -92,7 +90,7 @@ pub(super) fn bisect(args: &BisectArgs) -> anyhow::Result<ExitCode> {
         case: case.clone(),
         steps: commits
             .iter()
-            .map(|c| Step { commit: c.clone(), subject: subject(&root, c), ..Step::default() })
+            .map(|c| Step { commit: c.clone(), subject: subject(root, c), ..Step::default() })
             .collect(),
         outcome: None,
         first_bad: vec![],
@@ -180,7 +178,7 @@ fn test_ends(args: &BisectArgs, b: &mut Bisection, runs: &Path, state: &Path) ->
 /// variant per pair of the budget.
 fn check_layouts(args: &BisectArgs) -> Result<(), BadInput> {
     match args.layouts {
-        Some(_) if args.metric != BisectMetric::Throughput => Err(BadInput(format!(
+        Some(_) if args.metric != Metric::Throughput => Err(BadInput(format!(
             "harness bisect --layouts spreads the fork pairs of A/B runs over code layouts, and --metric {} runs none: drop --layouts, or use --metric throughput",
             args.metric.name()
         ))),

@@ -3,7 +3,7 @@
 
 use super::{Answer, Bisection, Step, short};
 use crate::bisect::Mark;
-use crate::cli::BisectMetric;
+use crate::metric::Metric;
 
 /// The search for people: the tested commits, then the answer.
 pub(super) fn render(b: &Bisection) -> String {
@@ -30,11 +30,11 @@ pub(super) fn render(b: &Bisection) -> String {
 }
 
 /// What a step's test measured, in a table cell.
-fn shown(metric: BisectMetric, s: &Step) -> String {
+fn shown(metric: Metric, s: &Step) -> String {
     match (metric, s.value, s.interval, &s.detail) {
-        (BisectMetric::Instructions, Some(v), _, _) => format!("{} instructions/op", crate::format::si(v)),
-        (BisectMetric::Io, _, _, Some(detail)) => detail.clone(),
-        (BisectMetric::Throughput, Some(r), Some((lo, hi)), _) => format!("{r:.3}x GOOD [{lo:.3}, {hi:.3}]"),
+        (Metric::Instructions, Some(v), _, _) => format!("{} instructions/op", crate::format::si(v)),
+        (Metric::Io, _, _, Some(detail)) => detail.clone(),
+        (Metric::Throughput, Some(r), Some((lo, hi)), _) => format!("{r:.3}x GOOD [{lo:.3}, {hi:.3}]"),
         _ => "-".into(),
     }
 }
@@ -42,17 +42,17 @@ fn shown(metric: BisectMetric, s: &Step) -> String {
 /// How the search decides, and how often it can be wrong.
 fn rule(b: &Bisection) -> String {
     match b.metric {
-        BisectMetric::Instructions => format!(
+        Metric::Instructions => format!(
             "a commit is {} past {}{}% instructions per op against GOOD (counts of deterministic workloads are exact: no step can err by noise)",
             if b.faster { "faster" } else { "bad" },
             if b.faster { "-" } else { "+" },
             b.threshold_pct
         ),
-        BisectMetric::Io => format!(
+        Metric::Io => format!(
             "a commit is bad when its I/O counts per op grew over GOOD's as `compare --metric io` judges them (exact counts by any amount, bytes and rows past {}%)",
             b.threshold_pct
         ),
-        BisectMetric::Throughput => format!(
+        Metric::Throughput => format!(
             "at most {:.0}% chance of a wrong answer (each of its tests at {:.4}: alpha over ⌈log2 n⌉ + 1 tests); BAD is bad past -{}%, a commit between past the midpoint of GOOD and BAD{}",
             b.alpha * 100.0,
             b.step_alpha,
@@ -115,9 +115,9 @@ fn answer(b: &Bisection, shown: &dyn Fn(&Step) -> String) -> String {
 fn in_steps(b: &Bisection, before: &Step, found: &Step) -> String {
     let (good, bad) = (&b.steps[0], &b.steps[b.steps.len() - 1]);
     let level = |s: &Step| match b.metric {
-        BisectMetric::Instructions => s.value,
-        BisectMetric::Throughput => s.value.map(|r| 1.0 / r),
-        BisectMetric::Io => None,
+        Metric::Instructions => s.value,
+        Metric::Throughput => s.value.map(|r| 1.0 / r),
+        Metric::Io => None,
     };
     let (Some(g), Some(x), Some(y), Some(z)) = (level(good), level(before), level(found), level(bad)) else {
         return String::new();

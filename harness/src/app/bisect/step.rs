@@ -4,8 +4,9 @@
 use super::{Bisection, Step, short};
 use crate::bisect::Mark;
 use crate::child::{ChildRun, Counting, Pairs, Selection, Timing};
-use crate::cli::{BisectArgs, BisectMetric};
+use crate::cli::BisectArgs;
 use crate::compare::throughput::{Options, Verdict, compare_sides};
+use crate::metric::Metric;
 use crate::report::Report;
 use crate::report::read::read_report;
 use std::path::{Path, PathBuf};
@@ -20,23 +21,16 @@ pub(super) fn test_commit(args: &BisectArgs, b: &mut Bisection, i: usize, runs: 
     let out = runs.join(format!("{}.json", short(&b.steps[i].commit)));
     let good_run = runs.join(format!("{}.json", short(&b.steps[0].commit)));
     let last = b.steps.len() - 1;
-    let (good_value, bad_ratio, alpha) = (b.steps[0].value, b.steps[last].value, b.step_alpha);
+    let (bad_ratio, alpha) = (b.steps[last].value, b.step_alpha);
     let good_commit = b.steps[0].commit.clone();
     let step = &mut b.steps[i];
     let marked = match args.metric {
-        BisectMetric::Instructions => count_instructions(args, &binary, &out).map(|per_op| {
-            step.value = Some(per_op);
-            let good = if i == 0 { per_op } else { good_value.unwrap_or(per_op) };
-            let moved = if args.faster {
-                per_op < good * (1.0 - args.threshold / 100.0)
-            } else {
-                per_op > good * (1.0 + args.threshold / 100.0)
-            };
-            if moved { Mark::Bad } else { Mark::Good }
-        }),
-        BisectMetric::Io => io_against_good(args, &binary, &out, (i > 0).then_some(good_run.as_path()), step),
-        BisectMetric::Throughput if i == 0 => Ok(Mark::Good),
-        BisectMetric::Throughput => {
+        Metric::Instructions => {
+            instructions_against_good(args, &binary, &out, (i > 0).then_some(good_run.as_path()), step)
+        }
+        Metric::Io => io_against_good(args, &binary, &out, (i > 0).then_some(good_run.as_path()), step),
+        Metric::Throughput if i == 0 => Ok(Mark::Good),
+        Metric::Throughput => {
             let good = match build(args, &good_commit) {
                 Ok(binary) => binary,
                 Err(e) => return Mark::Skipped(format!("GOOD does not build: {e}")),
@@ -82,15 +76,8 @@ fn build(args: &BisectArgs, commit: &str) -> Result<PathBuf, String> {
     if args.layouts.is_some() {
         let beside = built.dir.join("harness.link.tar");
         if !beside.is_file() {
-            crate::layouts::relinkable(
-                &built.dir.join("src"),
-                &built.root.join("target/harness/baselines/target"),
-                &built.dir.join("layouts"),
-                &format!("commit {}", short(commit)),
-                crate::layouts::Rebuild::Never,
-                args.quiet,
-            )
-            .map_err(|e| e.0)?;
+            crate::layouts::builds::of_commit(&built, &format!("commit {}", short(commit)), args.quiet)
+                .map_err(|e| e.0)?;
             std::fs::copy(built.dir.join("layouts/link.tar"), &beside)
                 .map_err(|e| format!("cannot keep its link as {}: {e}", beside.display()))?;
         }
@@ -118,12 +105,37 @@ fn run_counting(args: &BisectArgs, binary: &Path, counting: Counting, out: &Path
     run.run().map_err(|e| e.to_string())
 }
 
-/// Instructions per op of the case in `binary`'s build.
-fn count_instructions(args: &BisectArgs, binary: &Path, out: &Path) -> Result<f64, String> {
+/// The case's instructions per op in `binary`'s build, judged against GOOD's run (when `good`
+/// names it) as `compare --metric instructions` judges them, with the threshold for every case.
+fn instructions_against_good(
+    args: &BisectArgs,
+    binary: &Path,
+    out: &Path,
+    good: Option<&Path>,
+    step: &mut Step,
+) -> Result<Mark, String> {
+    use crate::compare::instructions::{self, Limits, Thresholds};
     let counting = Counting::Instructions { ops: None, cache_sim: false, keep: None };
     let report = run_counting(args, binary, counting, out)?;
-    let b = report.benchmarks.first().ok_or("its run measured no case")?;
-    b.instructions.as_ref().map(|i| i.median()).ok_or_else(|| "its instruction fork failed".into())
+    let counted = report.benchmarks.first().and_then(|b| b.instructions.as_ref());
+    step.value = Some(counted.ok_or("its instruction fork failed")?.median());
+    let Some(good) = good else { return Ok(Mark::Good) };
+    let good = read_report(good, "GOOD's instruction").map_err(|e| e.0)?;
+    let limits = Limits { deterministic_pct: args.threshold, varying_pct: args.threshold };
+    let compared = instructions::compare(&good, &report, limits, &Thresholds::default());
+    let row = compared.rows.into_iter().next().ok_or("its instruction run compared no case")?;
+    moved(args.faster, row.verdict)
+}
+
+/// A counted step's mark from the comparer's verdict against GOOD.
+fn moved(faster: bool, verdict: crate::compare::Verdict) -> Result<Mark, String> {
+    use crate::compare::Verdict;
+    match verdict {
+        Verdict::Regressed if !faster => Ok(Mark::Bad),
+        Verdict::Improved if faster => Ok(Mark::Bad),
+        Verdict::Regressed | Verdict::Improved | Verdict::Unchanged => Ok(Mark::Good),
+        other => Err(format!("its run and GOOD's cannot be compared ({})", other.as_str())),
+    }
 }
 
 /// The case's I/O counts in `binary`'s build, judged against GOOD's run (when `good` names it)
@@ -150,8 +162,7 @@ fn io_against_good(
     let compared = crate::compare::io::compare(&good, &report, &|_, _| args.threshold);
     let row = compared.rows.into_iter().next().ok_or("its I/O run compared no case")?;
     step.changes = row.changes;
-    let moved = if args.faster { crate::compare::Verdict::Improved } else { crate::compare::Verdict::Regressed };
-    Ok(if row.verdict == moved { Mark::Bad } else { Mark::Good })
+    moved(args.faster, row.verdict)
 }
 
 /// What a step's A/B run said.
