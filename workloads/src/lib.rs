@@ -20,7 +20,9 @@ pub mod probe;
 pub mod redact;
 pub mod redis;
 pub mod registry;
+pub mod relay;
 pub mod sql;
+pub mod sql_text;
 pub mod tally;
 mod workload;
 

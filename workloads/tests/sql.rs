@@ -175,28 +175,45 @@ fn unreachable_postgres_is_one_clear_line_with_the_password_redacted() {
     assert!(!e.contains("s3cret") && !e.contains('\n'), "{e}");
 }
 
+/// One shape's op as the worker runs it, with its measurer's own local state.
+type Op<'a> = Box<dyn FnMut() -> i64 + 'a>;
+
+/// A blocking workload's op.
+fn blocking<W: workloads::Workload<Output = i64>>(w: &W) -> Op<'_> {
+    let mut local = w.local(0).unwrap();
+    Box::new(move || w.op(&mut local))
+}
+
+/// An async workload's op, awaited on its own runtime.
+fn on_runtime<W: workloads::AsyncWorkload<Output = i64>>(w: &W) -> Op<'_> {
+    let mut local = workloads::AsyncWorkload::local(w, 0).unwrap();
+    Box::new(move || w.runtime().block_on(w.op(&mut local)))
+}
+
+/// Every shape, raw and through Diesel, pays begin + select + commit, counted by the relay
+/// `--io` runs: one table of six shapes.
 #[test]
 #[ignore = "needs PostgreSQL at DATABASE_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
-fn every_shape_makes_exactly_three_round_trips_per_op_on_postgres() {
-    use workloads::{AsyncWorkload, Workload};
+fn every_shape_raw_and_diesel_makes_exactly_three_round_trips_per_op_on_postgres() {
+    use workloads::orm::{DieselAsyncSelect, DieselSpawnBlockingSelect, DieselThreadSelect};
     const OPS: u64 = 40;
     let (url, proxy) = common::postgres_through_proxy();
     let cfg = SqlConfig { db: DbConfig { backend: Backend::Postgres, pool_size: 2, database_url: url }, row_count: 20 };
-    let thread = ThreadSelect::create(&cfg).unwrap();
-    let spawn = SpawnBlockingSelect::create(&cfg).unwrap();
+    let (thread, spawn) = (ThreadSelect::create(&cfg).unwrap(), SpawnBlockingSelect::create(&cfg).unwrap());
     let asynchronous = AsyncSelect::create(&cfg).unwrap();
-    // Each shape's op, as the worker runs it, with the measurer's own local state.
-    let mut thread_local = Workload::local(&thread, 0).unwrap();
-    let mut spawn_local = AsyncWorkload::local(&spawn, 0).unwrap();
-    let mut async_local = AsyncWorkload::local(&asynchronous, 0).unwrap();
-    type Op<'a> = Box<dyn FnMut() -> i64 + 'a>;
-    let mut shapes: [(&str, Op<'_>); 3] = [
-        ("thread", Box::new(|| Workload::op(&thread, &mut thread_local))),
-        ("spawn_blocking", Box::new(|| spawn.runtime().block_on(spawn.op(&mut spawn_local)))),
-        ("async", Box::new(|| asynchronous.runtime().block_on(asynchronous.op(&mut async_local)))),
+    let (diesel_thread, diesel_spawn) =
+        (DieselThreadSelect::create(&cfg).unwrap(), DieselSpawnBlockingSelect::create(&cfg).unwrap());
+    let diesel_async = DieselAsyncSelect::create(&cfg).unwrap();
+    let mut shapes: [(&str, Op<'_>); 6] = [
+        ("thread", blocking(&thread)),
+        ("spawn_blocking", on_runtime(&spawn)),
+        ("async", on_runtime(&asynchronous)),
+        ("diesel thread", blocking(&diesel_thread)),
+        ("diesel spawn_blocking", on_runtime(&diesel_spawn)),
+        ("diesel async", on_runtime(&diesel_async)),
     ];
     for (shape, op) in shapes.iter_mut() {
-        // Every pooled connection has prepared its statement once.
+        // Every pooled connection has prepared (and cached) its statement once.
         for _ in 0..4 {
             op();
         }
@@ -205,6 +222,9 @@ fn every_shape_makes_exactly_three_round_trips_per_op_on_postgres() {
     }
     drop(shapes);
     for w in [thread.fixture(), spawn.fixture(), asynchronous.fixture()] {
+        w.teardown().unwrap();
+    }
+    for w in [diesel_thread.fixture(), diesel_spawn.fixture(), diesel_async.fixture()] {
         w.teardown().unwrap();
     }
 }

@@ -59,7 +59,7 @@ impl IoCount {
     pub(crate) fn traced(ops: u64, statements: &BTreeMap<String, u64>, rows: u64) -> IoCount {
         let mut normalised = BTreeMap::new();
         for (sql, n) in statements {
-            *normalised.entry(crate::sql_text::normalise_sql(sql)).or_default() += n;
+            *normalised.entry(workloads::sql_text::normalise_sql(sql)).or_default() += n;
         }
         let sources = if normalised.is_empty() {
             vec![]

@@ -7,11 +7,11 @@ use super::{RunContext, Side};
 use crate::plan::Case;
 use crate::progress::Progress;
 use crate::protocol::{IoTask, Task};
-use crate::relay::{Protocol, Relay, Tally};
 use crate::report::io::{IoCount, IoSource};
 use crate::report::{Fork, ForkStatus};
 use std::time::Duration;
 use workloads::Server;
+use workloads::relay::{Protocol, Relay, Tally};
 
 /// How I/O forks run.
 #[derive(Debug, Clone)]

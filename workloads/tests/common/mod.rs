@@ -47,79 +47,31 @@ pub(crate) fn redis() -> String {
     url
 }
 
-/// A TCP proxy in front of a server that counts round trips: a *flight* is the client speaking
-/// and the server answering it, summed over every proxied connection. What the driver sends in
-/// one go (Parse/Bind/Execute/Sync) is one flight; a ping is one more. A flight is counted when
-/// its answer passes the proxy, before the client can read it: an op has counted all its flights
-/// when it returns, and a message nobody answers (a dropped connection's Terminate, read late by
-/// the proxy's thread) is never counted.
+/// The product's counting relay (what `--io` runs) in front of a server: a round trip is a
+/// flight, the client speaking and the server answering, summed over every relayed connection;
+/// what the driver sends in one go (Parse/Bind/Execute/Sync) is one flight.
 pub(crate) struct RoundTrips {
     /// The port clients connect to instead of the server's.
     pub(crate) port: u16,
-    flights: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    relay: workloads::relay::Relay,
 }
 
 impl RoundTrips {
-    /// Starts proxying to `upstream` (`host:port`).
-    pub(crate) fn start(upstream: String) -> RoundTrips {
-        use std::sync::Arc;
-        use std::sync::atomic::AtomicU64;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-        let port = listener.local_addr().unwrap().port();
-        let flights = Arc::new(AtomicU64::new(0));
-        let counted = Arc::clone(&flights);
-        std::thread::spawn(move || {
-            for client in listener.incoming().flatten() {
-                let server = std::net::TcpStream::connect(&upstream).expect("the server behind the proxy");
-                Self::pump_both(client, server, Arc::clone(&counted));
-            }
-        });
-        RoundTrips { port, flights }
-    }
-
-    /// Copies both directions of one connection, counting the client's flights.
-    fn pump_both(
-        client: std::net::TcpStream,
-        server: std::net::TcpStream,
-        flights: std::sync::Arc<std::sync::atomic::AtomicU64>,
-    ) {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let client_spoke_last = std::sync::Arc::new(AtomicBool::new(false));
-        let pump = |mut from: std::net::TcpStream, mut to: std::net::TcpStream, on_bytes: Box<dyn Fn() + Send>| {
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 16 * 1024];
-                loop {
-                    match std::io::Read::read(&mut from, &mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => {
-                            on_bytes();
-                            if std::io::Write::write_all(&mut to, &buf[..n]).is_err() {
-                                break;
-                            }
-                        }
-                    }
-                }
-                let _ = to.shutdown(std::net::Shutdown::Write);
-            });
-        };
-        let (spoke, heard) = (std::sync::Arc::clone(&client_spoke_last), client_spoke_last);
-        let on_request = Box::new(move || spoke.store(true, Ordering::SeqCst));
-        let on_answer = Box::new(move || {
-            if heard.swap(false, Ordering::SeqCst) {
-                flights.fetch_add(1, Ordering::SeqCst);
-            }
-        });
-        pump(client.try_clone().unwrap(), server.try_clone().unwrap(), on_request);
-        pump(server, client, on_answer);
+    /// Starts relaying to `upstream` (`host:port`), reading `protocol`.
+    pub(crate) fn start(upstream: &str, protocol: workloads::relay::Protocol) -> RoundTrips {
+        use std::net::ToSocketAddrs;
+        let addr = upstream.to_socket_addrs().expect("the server's address resolves").next().expect("an address");
+        let relay = workloads::relay::Relay::start(addr, protocol).expect("a relay on a free port");
+        RoundTrips { port: relay.addr.port(), relay }
     }
 
     /// Round trips so far.
     pub(crate) fn count(&self) -> u64 {
-        self.flights.load(std::sync::atomic::Ordering::SeqCst)
+        self.relay.tally().round_trips
     }
 
     /// Round trips per op over `ops` calls of `op`.
-    #[allow(dead_code, reason = "the tests without a proxy use none of it")]
+    #[allow(dead_code, reason = "the tests without a relay use none of it")]
     pub(crate) fn per_op(&self, ops: u64, mut op: impl FnMut()) -> f64 {
         let before = self.count();
         for _ in 0..ops {
@@ -129,7 +81,7 @@ impl RoundTrips {
     }
 }
 
-/// PostgreSQL's URL rewritten to go through a [`RoundTrips`] proxy, and the proxy.
+/// PostgreSQL's URL rewritten to go through a [`RoundTrips`] relay, and the relay.
 pub(crate) fn postgres_through_proxy() -> (String, RoundTrips) {
     let url = postgres();
     let config: postgres::Config = url.parse().unwrap();
@@ -138,7 +90,7 @@ pub(crate) fn postgres_through_proxy() -> (String, RoundTrips) {
         postgres::config::Host::Unix(_) => panic!("the round-trip test needs PostgreSQL over TCP, not a socket"),
     };
     let port = config.get_ports().first().copied().unwrap_or(5432);
-    let proxy = RoundTrips::start(format!("{host}:{port}"));
+    let proxy = RoundTrips::start(&format!("{host}:{port}"), workloads::relay::Protocol::Postgres);
     let user = config.get_user().unwrap_or("postgres");
     let password = config.get_password().map(|p| format!(":{}", String::from_utf8_lossy(p))).unwrap_or_default();
     let db = config.get_dbname().unwrap_or(user);
@@ -165,7 +117,7 @@ macro_rules! on_every_backend {
 #[allow(unused_imports, reason = "the redis tests use none of it")]
 pub(crate) use on_every_backend;
 
-/// Redis's URL rewritten to go through a [`RoundTrips`] proxy, and the proxy.
+/// Redis's URL rewritten to go through a [`RoundTrips`] relay, and the relay.
 #[allow(dead_code, reason = "only the Redis tests use it")]
 pub(crate) fn redis_through_proxy() -> (String, RoundTrips) {
     use redis::IntoConnectionInfo;
@@ -174,7 +126,7 @@ pub(crate) fn redis_through_proxy() -> (String, RoundTrips) {
     let redis::ConnectionAddr::Tcp(host, port) = info.addr().clone() else {
         panic!("the round-trip test needs Redis over plain TCP");
     };
-    let proxy = RoundTrips::start(format!("{host}:{port}"));
+    let proxy = RoundTrips::start(&format!("{host}:{port}"), workloads::relay::Protocol::Resp);
     assert!(info.redis_settings().password().is_none(), "the round-trip test needs Redis without a password");
     (format!("redis://127.0.0.1:{}/{}", proxy.port, info.redis_settings().db()), proxy)
 }

@@ -3,7 +3,7 @@
 
 /// SQL as the report keys it: whitespace runs made one space, literals (quoted strings and
 /// numbers outside names and `$n` placeholders) made `?`.
-pub(crate) fn normalise_sql(sql: &str) -> String {
+pub fn normalise_sql(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len());
     let mut chars = sql.trim().chars().peekable();
     let mut prev = ' ';

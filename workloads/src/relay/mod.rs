@@ -23,7 +23,7 @@ const ACCEPT_POLL: Duration = Duration::from_millis(20);
 
 /// What a relay counted, summed over its connections.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Tally {
+pub struct Tally {
     /// Flights: the client spoke and the server answered.
     pub round_trips: u64,
     /// Bytes from the client to the server (what the relay answered itself excluded).
@@ -45,7 +45,7 @@ pub(crate) struct Tally {
 
 impl Tally {
     /// What was counted after `before` was taken.
-    pub(crate) fn since(&self, before: &Tally) -> Tally {
+    pub fn since(&self, before: &Tally) -> Tally {
         let map = |now: &BTreeMap<String, u64>, then: &BTreeMap<String, u64>| {
             now.iter()
                 .map(|(k, v)| (k.clone(), v - then.get(k).copied().unwrap_or(0)))
@@ -65,7 +65,7 @@ impl Tally {
     }
 
     /// Adds `other` to this tally.
-    pub(crate) fn add(&mut self, other: &Tally) {
+    pub fn add(&mut self, other: &Tally) {
         self.round_trips += other.round_trips;
         self.bytes_to_server += other.bytes_to_server;
         self.bytes_to_client += other.bytes_to_client;
@@ -83,7 +83,7 @@ impl Tally {
 
 /// The protocol a relay reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Protocol {
+pub enum Protocol {
     /// PostgreSQL's frontend/backend protocol 3.
     Postgres,
     /// Redis's RESP.
@@ -92,7 +92,7 @@ pub(crate) enum Protocol {
 
 /// A running relay; dropping it closes the listener and every relayed connection.
 #[derive(Debug)]
-pub(crate) struct Relay {
+pub struct Relay {
     /// Where clients connect instead of the server.
     pub addr: SocketAddr,
     tally: Arc<Mutex<Tally>>,
@@ -102,7 +102,7 @@ pub(crate) struct Relay {
 
 impl Relay {
     /// Starts relaying from a fresh loopback port to `upstream`, reading `protocol`.
-    pub(crate) fn start(upstream: SocketAddr, protocol: Protocol) -> std::io::Result<Relay> {
+    pub fn start(upstream: SocketAddr, protocol: Protocol) -> std::io::Result<Relay> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         listener.set_nonblocking(true)?;
         let relay = Relay {
@@ -129,7 +129,7 @@ impl Relay {
     }
 
     /// Everything counted so far.
-    pub(crate) fn tally(&self) -> Tally {
+    pub fn tally(&self) -> Tally {
         self.tally.lock().expect("tally lock").clone()
     }
 }
