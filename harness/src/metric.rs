@@ -1,7 +1,7 @@
 //! The metrics a report records and a comparison judges, named once: each one's flag value,
-//! what a fork of it records and the `harness run` flag that makes it.
-//! `compare`, `bisect` and `export` take a [`Metric`]; a new metric is a variant here and its
-//! comparer under `compare/`.
+//! what a fork of it records, the `harness run` flag that makes it and the figures the exports
+//! carry of it. `compare`, `bisect` and `export` take a [`Metric`]; a new metric is a variant
+//! here and its comparer under `compare/` (registered in `compare::comparison::compare`).
 
 use crate::error::BadInput;
 use crate::report::{Benchmark, Report};
@@ -69,6 +69,54 @@ impl Metric {
         }
         let make = self.run_flag().map_or("`harness run`".to_string(), |f| format!("`harness run {f}`"));
         Err(BadInput(format!("{} has no {}: make it with {make}", path.display(), self.recorded())))
+    }
+}
+
+/// One figure of a case as the exports carry it: a name, a value per op, a range, a unit.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Measure {
+    /// Its name in the exports (`instructions`, `round_trips`).
+    pub name: &'static str,
+    /// Per op.
+    pub value: f64,
+    /// The smallest and largest over the forks, where several ran.
+    pub range: Option<(f64, f64)>,
+    /// Its unit (`instructions/op`).
+    pub unit: &'static str,
+}
+
+impl Metric {
+    /// The metrics whose figures are secondary to a case's score (each export's primary figure
+    /// is its throughput).
+    pub(crate) const SECONDARY: [Metric; 2] = [Metric::Instructions, Metric::Io];
+
+    /// The case's figures of this metric, every one it recorded (none for throughput, which
+    /// each export carries as its score).
+    pub(crate) fn measures(self, b: &Benchmark) -> Vec<Measure> {
+        let m = |name, value, range, unit| Measure { name, value, range, unit };
+        match self {
+            Metric::Throughput => vec![],
+            Metric::Instructions => b
+                .instructions
+                .iter()
+                .map(|i| m("instructions", i.median(), Some((i.min_per_op, i.max_per_op)), "instructions/op"))
+                .collect(),
+            Metric::Io => {
+                let mut out = match &b.io {
+                    Some(io) => vec![
+                        m("round_trips", io.per_op.round_trips, None, "round trips/op"),
+                        m("statements", io.per_op.statements, None, "statements/op"),
+                        m("messages", io.per_op.messages, None, "messages/op"),
+                        m("bytes", io.per_op.bytes, None, "B/op"),
+                        m("rows_returned", io.per_op.rows_returned, None, "rows/op"),
+                    ],
+                    None => vec![],
+                };
+                // Rows read come from a timed fork's server counts where the case has no I/O fork.
+                out.extend(b.rows_read_per_op().map(|r| m("rows_read", r, None, "rows/op")));
+                out
+            }
+        }
     }
 }
 

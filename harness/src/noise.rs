@@ -105,8 +105,8 @@ impl Reach {
 /// The noise diagnosis of one case.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CaseNoise {
-    /// `name[params]`.
-    pub label: String,
+    /// The case.
+    pub id: crate::report::CaseId,
     /// Ok timed forks.
     pub forks: usize,
     /// Their measured iterations.
@@ -222,7 +222,7 @@ pub(crate) fn diagnose(b: &Benchmark, precision: f64) -> Option<CaseNoise> {
     Some(CaseNoise {
         oversubscribed,
         at_limit: b.at_ceiling(),
-        label: b.id().to_string(),
+        id: b.id(),
         forks: groups.len(),
         iterations: all.len(),
         mean: s.mean,
@@ -256,10 +256,10 @@ pub(crate) fn render(cases: &[CaseNoise], precision: f64) -> String {
         "noise: one measured iteration per case, so there is no spread to diagnose: for that, run with --forks 3 --iterations 5 and read `harness noise REPORT.json`.\n".into()
     };
     for c in cases.iter().filter(|c| c.implausible.is_some()) {
-        out.push_str(&format!("warning: {} implausibly fast: {}\n", c.label, c.implausible.as_deref().unwrap_or("")));
+        out.push_str(&format!("warning: {} implausibly fast: {}\n", c.id, c.implausible.as_deref().unwrap_or("")));
     }
     for c in cases.iter().filter(|c| c.oversubscribed.is_some()) {
-        out.push_str(&format!("warning: {}: {}\n", c.label, c.oversubscribed.as_deref().unwrap_or("")));
+        out.push_str(&format!("warning: {}: {}\n", c.id, c.oversubscribed.as_deref().unwrap_or("")));
     }
     for limit in cases.iter().filter_map(|c| c.at_limit.as_ref()) {
         out.push_str(&format!("note: {limit}\n"));
@@ -278,7 +278,7 @@ fn spread_table(cases: &[CaseNoise], precision: f64) -> String {
             format!("{:+.2}%{star}", t.slope / c.mean * 100.0)
         });
         rows.push(vec![
-            c.label.clone(),
+            c.id.to_string(),
             pct(c.cv),
             pct(c.split.map(|s| s.between_share())),
             trend,

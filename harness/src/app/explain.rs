@@ -74,7 +74,7 @@ fn explain_report(args: &ExplainArgs, path: &Path) -> anyhow::Result<Vec<Explain
         })?;
     let mut explained = vec![];
     for b in cases {
-        let row = rows.iter().find(|r| r.label == b.id().to_string());
+        let row = rows.iter().find(|r| r.id == b.id());
         let e = explain_case(args, &report, b, row, (&baseline, &dir))?;
         print(args, &e);
         explained.push(e);
@@ -133,8 +133,7 @@ fn chosen<'a>(report: &'a Report, rows: &[Row], args: &ExplainArgs) -> Result<Ve
         }
         return Ok(named);
     }
-    let differ =
-        |b: &&Benchmark| rows.iter().any(|r| r.label == b.id().to_string() && r.verdict.is_apparent_difference());
+    let differ = |b: &&Benchmark| rows.iter().any(|r| r.id == b.id() && r.verdict.is_apparent_difference());
     let different: Vec<&Benchmark> = measured.iter().copied().filter(differ).collect();
     if different.is_empty() {
         say!("note: the timed forks call no case different: explaining every case ({})", measured.len());

@@ -300,7 +300,7 @@ fn finish(args: &RunArgs, report: &Report, out: &write::ReportFile, warned: &[St
         use crate::compare::throughput;
         show!("\nA/B: baseline {} (new = this build)\n", path.display());
         let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
-        show!("{}", throughput::render_text(&throughput::compare_sides(report, options)));
+        show!("{}", crate::compare::Comparison::text(&throughput::compare_sides(report, options)));
     }
     match out.moved_from() {
         Some(requested) => {

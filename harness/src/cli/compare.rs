@@ -38,7 +38,7 @@ pub struct CompareArgs {
     /// builds ran the same instructions per op (`SLOWER (same instructions: layout?)`): `fail`
     /// like any slower case, or `warn` (name it on stderr, pass).
     #[arg(long, value_enum, value_name = "ACTION", default_value = "fail")]
-    pub same_instructions: SameInstructions,
+    pub same_instructions: crate::compare::SameInstructions,
     /// Print the same table but exit 0 on a regression (a warning names the failing cases).
     #[arg(long)]
     pub warn_only: bool,
@@ -77,13 +77,4 @@ impl CompareArgs {
             (self.base_runs.clone(), self.new_runs.clone())
         }
     }
-}
-
-/// What the throughput gate does with a slowdown whose instructions did not change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SameInstructions {
-    /// Fail the gate, like any slower case.
-    Fail,
-    /// Warn on stderr and pass.
-    Warn,
 }

@@ -11,7 +11,7 @@ mod run;
 mod values;
 
 pub(crate) use bisect::BisectArgs;
-pub(crate) use compare::{CompareArgs, SameInstructions};
+pub(crate) use compare::CompareArgs;
 pub(crate) use explain::ExplainArgs;
 pub(crate) use run::{ForkCount, Interleave, LayoutCheckMode, Mode, RunArgs};
 

@@ -6,8 +6,9 @@
 //! whose counts vary run to run (`~`) get their own threshold.
 
 use super::Verdict;
-use super::{CountComparison, case_pairs};
-use crate::report::{Benchmark, Report};
+use super::case_pairs;
+use super::counts::{CountRow, Counts};
+use crate::report::{Benchmark, CaseId, Report};
 use std::collections::BTreeMap;
 
 /// Regression thresholds in percent: a default and per-benchmark overrides.
@@ -90,8 +91,8 @@ pub(crate) const DEFAULT_VARYING_PCT: f64 = 10.0;
 /// One case's comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Row {
-    /// `name[params]`.
-    pub label: String,
+    /// The case.
+    pub id: CaseId,
     /// Metric in the base report.
     pub base: Option<f64>,
     /// Metric in the new report.
@@ -109,35 +110,6 @@ pub(crate) struct Row {
     pub spread: Option<(f64, f64)>,
 }
 
-/// A whole comparison.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Comparison {
-    /// One row per case of either report.
-    pub rows: Vec<Row>,
-}
-
-impl super::CountComparison for Comparison {
-    fn verdicts(&self) -> Vec<(&str, Verdict, bool)> {
-        self.rows.iter().map(|r| (r.label.as_str(), r.verdict, r.base.is_some() || r.new.is_some())).collect()
-    }
-
-    fn retain_changed(&mut self) {
-        self.rows.retain(|r| r.verdict != Verdict::Unchanged);
-    }
-
-    fn text(&self) -> String {
-        render_text(self)
-    }
-
-    fn markdown(&self) -> String {
-        render_markdown(self)
-    }
-
-    fn json(&self, decision: super::json::Decision) -> super::json::Document {
-        to_json(self, decision)
-    }
-}
-
 fn metric_of(b: &Benchmark) -> Option<(f64, bool)> {
     b.instructions.as_ref().map(|i| (i.median(), i.deterministic))
 }
@@ -147,11 +119,11 @@ fn spread_of(b: &Benchmark) -> Option<(f64, f64)> {
 }
 
 /// Compares `new` against `base`; `limits` apply where `thresholds` is silent.
-pub(crate) fn compare(base: &Report, new: &Report, limits: Limits, thresholds: &Thresholds) -> Comparison {
+pub(crate) fn compare(base: &Report, new: &Report, limits: Limits, thresholds: &Thresholds) -> Counts<Row> {
     let rows = case_pairs(base, new)
         .into_iter()
-        .map(|(id, b, n)| (id.to_string(), b, n))
-        .map(|(label, b, n)| {
+        .map(|(id, b, n)| {
+            let label = id.to_string();
             let name = b.or(n).map_or("", |c| c.name.as_str());
             let (bm, nm) = (b.and_then(metric_of), n.and_then(metric_of));
             let deterministic = bm.or(nm).is_none_or(|(_, d)| d);
@@ -170,7 +142,7 @@ pub(crate) fn compare(base: &Report, new: &Report, limits: Limits, thresholds: &
             };
             let spread = n.and_then(spread_of);
             Row {
-                label,
+                id,
                 base: bm.map(|m| m.0),
                 new: nm.map(|m| m.0),
                 delta_pct,
@@ -181,13 +153,24 @@ pub(crate) fn compare(base: &Report, new: &Report, limits: Limits, thresholds: &
             }
         })
         .collect();
-    Comparison { rows }
+    Counts { rows }
+}
+
+/// The registry's entry: one report per side, the command line's limits and thresholds.
+pub(crate) fn comparison(
+    base: &[Report],
+    new: &[Report],
+    limits: Limits,
+    thresholds: &Thresholds,
+) -> Result<Counts<Row>, crate::error::BadInput> {
+    let (base, new) = super::comparison::one_each(crate::metric::Metric::Instructions, base, new)?;
+    Ok(compare(base, new, limits, thresholds))
 }
 
 fn cells(r: &Row) -> [String; 7] {
     let num = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
     [
-        format!("{}{}", r.label, if r.deterministic { "" } else { " ~ (varies run to run)" }),
+        format!("{}{}", r.id, if r.deterministic { "" } else { " ~ (varies run to run)" }),
         num(r.base),
         num(r.new),
         r.spread.map_or("-".into(), |(lo, hi)| format!("{lo:.1}..{hi:.1}")),
@@ -203,56 +186,49 @@ const HEADER: [&str; 7] =
 /// What the numbers are, printed under the table.
 pub(crate) const LEGEND: &str = "Median instructions per op over each report's instruction forks; ~ marks workloads whose counts vary run to run (their own threshold, --max-regression-varying).\n";
 
-/// A plain-text table.
-pub(crate) fn render_text(c: &Comparison) -> String {
-    let painted = |r: &Row| {
-        let mut cells = cells(r);
-        cells[6] = crate::format::paint(std::mem::take(&mut cells[6]), r.verdict.tone());
-        cells.to_vec()
-    };
-    let rows: Vec<Vec<String>> =
-        std::iter::once(HEADER.map(String::from).to_vec()).chain(c.rows.iter().map(painted)).collect();
-    crate::format::table(&rows, |i| (1..6).contains(&i)) + LEGEND
-}
+impl CountRow for Row {
+    const METRIC: crate::metric::Metric = crate::metric::Metric::Instructions;
+    const HEADER: &'static [&'static str] = &HEADER;
+    const LEGEND: &'static str = LEGEND;
 
-/// The `compare --json` document of this comparison, with the gate's `decision`.
-pub(crate) fn to_json(c: &Comparison, decision: super::json::Decision) -> super::json::Document {
-    use super::json;
-    let cases = c
-        .rows
-        .iter()
-        .map(|r| json::Case {
-            delta_pct: r.delta_pct,
-            threshold_pct: Some(r.threshold_pct),
-            deterministic: Some(r.deterministic),
-            ..json::Case::new(r.label.clone(), r.base, r.new, r.verdict.token(), r.verdict.as_str().into())
-        })
-        .collect();
-    json::Document {
-        schema_version: json::COMPARE_SCHEMA_VERSION,
-        metric: "instructions",
-        test: None,
-        summary: c.summary_line(),
-        cases,
-        decision,
+    fn headline(regressed: usize) -> String {
+        if regressed > 0 {
+            format!("**{regressed} benchmark(s) regressed** in instructions per op.")
+        } else {
+            "No benchmark regressed in instructions per op.".into()
+        }
     }
-}
 
-/// A Markdown table with a one-line verdict, for a CI job summary.
-pub(crate) fn render_markdown(c: &Comparison) -> String {
-    let regressed = c.rows.iter().filter(|r| r.verdict == Verdict::Regressed).count();
-    let mut out = if regressed > 0 {
-        format!("**{regressed} benchmark(s) regressed** in instructions per op.\n\n")
-    } else {
-        "No benchmark regressed in instructions per op.\n\n".to_string()
-    };
-    out.push_str(&format!("| {} |\n|---|---:|---:|---:|---:|---:|---|\n", HEADER.join(" | ")));
-    for r in &c.rows {
-        out.push_str(&format!("| {} |\n", cells(r).map(|c| c.replace('|', "\\|")).join(" | ")));
+    fn id(&self) -> &CaseId {
+        &self.id
     }
-    out.push('\n');
-    out.push_str(LEGEND);
-    out
+
+    fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    fn counted(&self) -> bool {
+        self.base.is_some() || self.new.is_some()
+    }
+
+    fn cells(&self) -> Vec<String> {
+        cells(self).to_vec()
+    }
+
+    fn json_case(&self) -> super::json::Case {
+        super::json::Case {
+            delta_pct: self.delta_pct,
+            threshold_pct: Some(self.threshold_pct),
+            deterministic: Some(self.deterministic),
+            ..super::json::Case::new(
+                self.id.to_string(),
+                self.base,
+                self.new,
+                self.verdict.token(),
+                self.verdict.as_str().into(),
+            )
+        }
+    }
 }
 
 #[cfg(test)]
@@ -293,15 +269,15 @@ mod tests {
             case("fresh", Some(5.0)),
         ]);
         let c = compare(&base, &new, Limits::default(), &Thresholds::default());
-        let verdicts: Vec<(&str, Verdict)> = c.rows.iter().map(|r| (r.label.as_str(), r.verdict)).collect();
+        let verdicts: Vec<(String, Verdict)> = c.rows.iter().map(|r| (r.id.to_string(), r.verdict)).collect();
         assert_eq!(
             verdicts,
             [
-                ("a", Verdict::Unchanged),
-                ("b", Verdict::Regressed),
-                ("c", Verdict::Improved),
-                ("gone", Verdict::Missing),
-                ("fresh", Verdict::Extra)
+                ("a".into(), Verdict::Unchanged),
+                ("b".into(), Verdict::Regressed),
+                ("c".into(), Verdict::Improved),
+                ("gone".into(), Verdict::Missing),
+                ("fresh".into(), Verdict::Extra)
             ]
         );
         assert!(!c.labels(Verdict::Regressed).is_empty());
@@ -331,6 +307,7 @@ mod tests {
         let c = compare(&base, &base, Limits::default(), &Thresholds::default());
         assert_eq!(c.rows[0].verdict, Verdict::NoData);
         assert_eq!(c.labels(Verdict::NoData), ["a"]);
-        assert!(render_markdown(&c).contains("| a | - | - | - | - | 1.00% | no data |"), "{}", render_markdown(&c));
+        let markdown = super::super::Comparison::markdown(&c);
+        assert!(markdown.contains("| a | - | - | - | - | 1.00% | no data |"), "{markdown}");
     }
 }

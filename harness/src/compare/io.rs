@@ -5,17 +5,18 @@
 //! fails closed like the instruction gate, and it says in words what changed.
 
 use super::Verdict;
-use super::{CountComparison, case_pairs};
+use super::case_pairs;
+use super::counts::{CountRow, Counts};
 use crate::report::io::{IoCount, IoSummary};
-use crate::report::{Benchmark, Report};
+use crate::report::{Benchmark, CaseId, Report};
 use crate::row::per_op_text;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One case's comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Row {
-    /// `name[params]`.
-    pub label: String,
+    /// The case.
+    pub id: CaseId,
     /// The base report's counts.
     pub base: Option<IoSummary>,
     /// The new report's counts.
@@ -28,45 +29,15 @@ pub(crate) struct Row {
     pub verdict: Verdict,
 }
 
-/// A whole comparison.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Comparison {
-    /// One row per case of either report.
-    pub rows: Vec<Row>,
-}
-
-impl super::CountComparison for Comparison {
-    fn verdicts(&self) -> Vec<(&str, Verdict, bool)> {
-        self.rows.iter().map(|r| (r.label.as_str(), r.verdict, r.base.is_some() || r.new.is_some())).collect()
-    }
-
-    fn retain_changed(&mut self) {
-        self.rows.retain(|r| r.verdict != Verdict::Unchanged);
-    }
-
-    fn text(&self) -> String {
-        render_text(self)
-    }
-
-    fn markdown(&self) -> String {
-        render_markdown(self)
-    }
-
-    fn json(&self, decision: super::json::Decision) -> super::json::Document {
-        to_json(self, decision)
-    }
-}
-
 /// Compares `new` against `base`: growth beyond `threshold_pct(name, label)` in bytes or rows
 /// regresses, as does any increase of an exact count.
-pub(crate) fn compare(base: &Report, new: &Report, threshold_pct: &dyn Fn(&str, &str) -> f64) -> Comparison {
+pub(crate) fn compare(base: &Report, new: &Report, threshold_pct: &dyn Fn(&str, &str) -> f64) -> Counts<Row> {
     let io = |b: Option<&Benchmark>| b.and_then(|b| b.io.clone());
     let rows = case_pairs(base, new)
         .into_iter()
-        .map(|(id, b, n)| (id.to_string(), b, n))
-        .map(|(label, b, n)| {
+        .map(|(id, b, n)| {
             let name = b.or(n).map_or("", |c| c.name.as_str());
-            let threshold = threshold_pct(name, &label);
+            let threshold = threshold_pct(name, &id.to_string());
             let (bc, nc) = (io(b), io(n));
             let (verdict, changes) = match (b, n, &bc, &nc) {
                 (Some(_), None, _, _) => (Verdict::Missing, vec![]),
@@ -74,10 +45,20 @@ pub(crate) fn compare(base: &Report, new: &Report, threshold_pct: &dyn Fn(&str, 
                 (_, _, Some(bc), Some(nc)) => judge(bc, nc, threshold),
                 _ => (Verdict::NoData, vec![]),
             };
-            Row { label, base: bc, new: nc, changes, threshold_pct: threshold, verdict }
+            Row { id, base: bc, new: nc, changes, threshold_pct: threshold, verdict }
         })
         .collect();
-    Comparison { rows }
+    Counts { rows }
+}
+
+/// The registry's entry: one report per side, the thresholds file's `[io]` table.
+pub(crate) fn comparison(
+    base: &[Report],
+    new: &[Report],
+    thresholds: &super::instructions::IoThresholds,
+) -> Result<Counts<Row>, crate::error::BadInput> {
+    let (base, new) = super::comparison::one_each(crate::metric::Metric::Io, base, new)?;
+    Ok(compare(base, new, &|name, label| thresholds.for_case(name, label)))
 }
 
 /// One exact count per op on both sides: `x` of `b` over its ops, against `y` of `n`.
@@ -295,7 +276,7 @@ fn cells(r: &Row) -> [String; 8] {
     };
     let bytes = |c: &IoCount| c.bytes_to_server + c.bytes_to_client;
     [
-        r.label.clone(),
+        r.id.to_string(),
         per_op(&r.base, |c| c.round_trips),
         per_op(&r.new, |c| c.round_trips),
         per_op(&r.base, IoCount::statements_total),
@@ -320,75 +301,54 @@ const HEADER: [&str; 8] = [
 /// What the numbers are, printed under the table.
 pub(crate) const LEGEND: &str = "Per op, from each report's I/O fork (--io): statements, messages and the table's scans are exact and any increase regresses, as does half a round trip more; bytes, rows and blocks may grow by the threshold (--thresholds [io]); WAL and commits are server-wide and only shown.\n";
 
-/// The changes of every row that has some, one line per case.
-fn change_lines(c: &Comparison) -> String {
-    c.rows
-        .iter()
-        .filter(|r| !r.changes.is_empty())
-        .map(|r| format!("{}: {}\n", r.label, r.changes.join("; ")))
-        .collect()
-}
+impl CountRow for Row {
+    const METRIC: crate::metric::Metric = crate::metric::Metric::Io;
+    const HEADER: &'static [&'static str] = &HEADER;
+    const LEGEND: &'static str = LEGEND;
 
-/// A plain-text table, then what changed.
-pub(crate) fn render_text(c: &Comparison) -> String {
-    let painted = |r: &Row| {
-        let mut cells = cells(r);
-        cells[7] = crate::format::paint(std::mem::take(&mut cells[7]), r.verdict.tone());
-        cells.to_vec()
-    };
-    let rows: Vec<Vec<String>> =
-        std::iter::once(HEADER.map(String::from).to_vec()).chain(c.rows.iter().map(painted)).collect();
-    crate::format::table(&rows, |i| (1..7).contains(&i)) + LEGEND + &change_lines(c)
-}
-
-/// A Markdown table with a one-line verdict and the changes, for a pull-request comment.
-pub(crate) fn render_markdown(c: &Comparison) -> String {
-    let regressed = c.labels(Verdict::Regressed).len();
-    let mut out = if regressed > 0 {
-        format!("**{regressed} benchmark(s) do more I/O per op.**\n\n")
-    } else {
-        "No benchmark does more I/O per op.\n\n".to_string()
-    };
-    out.push_str(&format!("| {} |\n|---|---:|---:|---:|---:|---:|---:|---|\n", HEADER.join(" | ")));
-    for r in &c.rows {
-        out.push_str(&format!("| {} |\n", cells(r).map(|c| c.replace('|', "\\|")).join(" | ")));
+    fn headline(regressed: usize) -> String {
+        if regressed > 0 {
+            format!("**{regressed} benchmark(s) do more I/O per op.**")
+        } else {
+            "No benchmark does more I/O per op.".into()
+        }
     }
-    out.push('\n');
-    out.push_str(LEGEND);
-    for line in change_lines(c).lines() {
-        out.push_str(&format!("\n- `{}`", line.replace('`', "'")));
-    }
-    out.push('\n');
-    out
-}
 
-/// The `compare --json` document of this comparison, with the gate's `decision`.
-pub(crate) fn to_json(c: &Comparison, decision: super::json::Decision) -> super::json::Document {
-    use super::json;
-    let trips = |s: &Option<IoSummary>| s.as_ref().map(|s| s.count.per_op(s.count.round_trips));
-    let cases = c
-        .rows
-        .iter()
-        .map(|r| json::Case {
-            threshold_pct: Some(r.threshold_pct),
-            io: Some(json::IoPair { base: r.base.clone(), new: r.new.clone() }),
-            changes: r.changes.clone(),
+    fn id(&self) -> &CaseId {
+        &self.id
+    }
+
+    fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    fn counted(&self) -> bool {
+        self.base.is_some() || self.new.is_some()
+    }
+
+    fn cells(&self) -> Vec<String> {
+        cells(self).to_vec()
+    }
+
+    fn changes(&self) -> &[String] {
+        &self.changes
+    }
+
+    fn json_case(&self) -> super::json::Case {
+        use super::json;
+        let trips = |s: &Option<IoSummary>| s.as_ref().map(|s| s.count.per_op(s.count.round_trips));
+        json::Case {
+            threshold_pct: Some(self.threshold_pct),
+            io: Some(json::IoPair { base: self.base.clone(), new: self.new.clone() }),
+            changes: self.changes.clone(),
             ..json::Case::new(
-                r.label.clone(),
-                trips(&r.base),
-                trips(&r.new),
-                r.verdict.token(),
-                r.verdict.as_str().into(),
+                self.id.to_string(),
+                trips(&self.base),
+                trips(&self.new),
+                self.verdict.token(),
+                self.verdict.as_str().into(),
             )
-        })
-        .collect();
-    json::Document {
-        schema_version: json::COMPARE_SCHEMA_VERSION,
-        metric: "io",
-        test: None,
-        summary: c.summary_line(),
-        cases,
-        decision,
+        }
     }
 }
 

@@ -1,12 +1,18 @@
-//! Comparing two reports case by case: wall-clock throughput with a significance verdict
-//! ([`throughput`]), or instructions per op against a regression threshold ([`instructions`]).
-//! Pure functions over reports; the CLI reads, prints and exits.
+//! Comparing two reports case by case, one metric at a time, each through [`Comparison`]:
+//! wall-clock throughput with a significance verdict ([`throughput`]), instructions per op
+//! against a regression threshold ([`instructions`]), I/O per op exactly ([`io`]); the counts
+//! share one table ([`counts`]). Pure functions over reports; the CLI reads, prints and exits.
 
+pub(crate) mod comparison;
+pub(crate) mod counts;
 pub(crate) mod instructions;
 pub(crate) mod io;
 pub(crate) mod json;
 pub(crate) mod throughput;
 
+pub(crate) use comparison::{Comparison, Move, Outcome, Policy, SameInstructions};
+
+use crate::error::BadInput;
 use crate::format::duration;
 use crate::metric::Metric;
 use crate::report::{Benchmark, CaseId, Report};
@@ -56,6 +62,7 @@ impl Verdict {
         }
     }
 
+    /// The verdict as the table says it.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Regressed => "REGRESSED",
@@ -68,36 +75,30 @@ impl Verdict {
     }
 }
 
-/// A comparison of counts (instructions, I/O): one verdict per case, rendered three ways.
-pub(crate) trait CountComparison {
-    /// Each case's label and verdict, and whether either report has its counts.
-    fn verdicts(&self) -> Vec<(&str, Verdict, bool)>;
-    /// Keeps only the cases that changed or cannot be compared (`--only-changed`).
-    fn retain_changed(&mut self);
-    /// The plain-text table.
-    fn text(&self) -> String;
-    /// The Markdown summary.
-    fn markdown(&self) -> String;
-    /// The `compare --json` document, with the gate's decision.
-    fn json(&self, decision: json::Decision) -> json::Document;
+/// Everything a comparer may need from the command line, in domain terms.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Settings {
+    /// Throughput: the noise band and the level.
+    pub throughput: throughput::Options,
+    /// Instructions: the command line's thresholds.
+    pub limits: instructions::Limits,
+    /// Instructions and I/O: the thresholds file (`--thresholds`).
+    pub thresholds: instructions::Thresholds,
+}
 
-    /// Labels of the cases with the verdict `v`.
-    fn labels(&self, v: Verdict) -> Vec<&str> {
-        self.verdicts().into_iter().filter(|(_, verdict, _)| *verdict == v).map(|(l, _, _)| l).collect()
-    }
-
-    /// Counts of the verdicts, one line.
-    fn summary_line(&self) -> String {
-        let n = |v: Verdict| self.labels(v).len();
-        format!(
-            "{} regressed, {} improved, {} unchanged, {} missing in new, {} new",
-            n(Verdict::Regressed),
-            n(Verdict::Improved),
-            n(Verdict::Unchanged),
-            n(Verdict::Missing),
-            n(Verdict::Extra)
-        )
-    }
+/// The registry: `metric`'s comparison of the `new` runs against the `base` runs (no `new` run:
+/// the two builds of one A/B report).
+pub(crate) fn compare(
+    metric: Metric,
+    base: &[Report],
+    new: &[Report],
+    settings: &Settings,
+) -> Result<Box<dyn Comparison>, BadInput> {
+    Ok(match metric {
+        Metric::Throughput => Box::new(throughput::comparison(base, new, settings.throughput)?),
+        Metric::Instructions => Box::new(instructions::comparison(base, new, settings.limits, &settings.thresholds)?),
+        Metric::Io => Box::new(io::comparison(base, new, &settings.thresholds.io)?),
+    })
 }
 
 /// Every case of either report by identity, in the base report's order then the new ones.
@@ -267,6 +268,26 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::*;
     use super::*;
+
+    #[test]
+    fn every_metric_is_in_the_registry_and_says_which_it_is() {
+        use clap::ValueEnum;
+        let base = [report(vec![timed("a", &[&[100.0], &[101.0]])])];
+        let new = [report(vec![timed("a", &[&[100.0], &[100.5]])])];
+        for &m in Metric::value_variants() {
+            let c = compare(m, &base, &new, &Settings::default()).unwrap();
+            assert_eq!(c.metric(), m);
+            assert_eq!(c.moves().len(), 1, "{}", m.name());
+        }
+    }
+
+    #[test]
+    fn a_count_gate_fails_closed_without_counts() {
+        let base = [report(vec![timed("a", &[&[100.0]])])];
+        let c = compare(Metric::Instructions, &base, &base, &Settings::default()).unwrap();
+        let e = c.outcome(&Policy::default()).unwrap_err().0;
+        assert!(e.contains("no instruction counts for a") && e.contains("harness run --instructions"), "{e}");
+    }
 
     #[test]
     fn pairs_keep_base_order_then_new_cases() {

@@ -12,12 +12,13 @@
 //! "no change (within ±band)" when it lies inside. Separate runs also compare their drift
 //! canaries: where the machine itself changed speed beyond the band, every difference says so.
 
+mod gate;
 mod render;
 
-pub(crate) use render::{render_markdown, render_text, summary_line, to_json};
+pub(crate) use gate::comparison;
 
 use super::case_runs;
-use crate::report::{Benchmark, Fork, Iteration, Report};
+use crate::report::{Benchmark, CaseId, Fork, Iteration, Report};
 use crate::stats::fork_test::{ForkTest, paired, welch};
 use crate::stats::sequential::SequentialPlan;
 
@@ -157,8 +158,8 @@ impl Verdict {
 /// One case's comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Row {
-    /// `name[params]`.
-    pub label: String,
+    /// The case.
+    pub id: CaseId,
     /// Base ops/s: the geometric mean of the fork medians, or of the runs' geometric means (the
     /// report's score for missing cases).
     pub base: Option<f64>,
@@ -181,13 +182,13 @@ pub(crate) struct Row {
 impl Row {
     /// A row with only the test's own fields: no runs, fork pairs or instruction counts.
     fn tested(
-        label: String,
+        id: CaseId,
         sides: (Option<f64>, Option<f64>),
         test: Option<ForkTest>,
         forks: (usize, usize),
         verdict: Verdict,
     ) -> Row {
-        Row { label, base: sides.0, new: sides.1, test, forks, runs: None, pairs: vec![], instructions: None, verdict }
+        Row { id, base: sides.0, new: sides.1, test, forks, runs: None, pairs: vec![], instructions: None, verdict }
     }
 }
 
@@ -236,11 +237,6 @@ impl Comparison {
     pub(crate) fn machine_changed(&self) -> bool {
         let band = self.options.noise_band_pct / 100.0;
         self.canary.is_some_and(|c| (c - 1.0).abs() > band)
-    }
-
-    /// Keeps only the cases that changed or cannot be compared (`--only-changed`).
-    pub(crate) fn retain_changed(&mut self) {
-        self.rows.retain(|r| !matches!(r.verdict, Verdict::NoChange | Verdict::WithinBand));
     }
 
     fn verdict_text(&self, v: Verdict) -> String {
@@ -339,18 +335,18 @@ fn verdict(test: Option<&ForkTest>, level: f64, band: f64, forks: (usize, usize)
 }
 
 /// Compares one case of two separate runs (Welch's t on log fork medians) at `level`.
-pub(crate) fn compare_case(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
+pub(crate) fn compare_case(id: CaseId, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
     let (b, n) = (fork_medians(base), fork_medians(new));
     let values = |m: &[(u32, f64)]| m.iter().map(|v| v.1).collect::<Vec<f64>>();
     let test = welch(&values(&b), &values(&n), 1.0 - level);
     let forks = (b.len(), n.len());
     let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, forks);
-    Row::tested(label, (geometric_mean(&b), geometric_mean(&n)), test, forks, verdict)
+    Row::tested(id, (geometric_mean(&b), geometric_mean(&n)), test, forks, verdict)
 }
 
 /// Compares one case of several separate runs per side: Welch's t on each run's log geometric
 /// mean of its fork medians, the run being the unit.
-pub(crate) fn compare_runs(label: String, base: &[&Benchmark], new: &[&Benchmark], options: Options) -> Row {
+pub(crate) fn compare_runs(id: CaseId, base: &[&Benchmark], new: &[&Benchmark], options: Options) -> Row {
     let medians =
         |side: &[&Benchmark]| -> Vec<Vec<(u32, f64)>> { side.iter().map(|b| fork_medians(&b.forks)).collect() };
     let (base_medians, new_medians) = (medians(base), medians(new));
@@ -362,25 +358,25 @@ pub(crate) fn compare_runs(label: String, base: &[&Benchmark], new: &[&Benchmark
     let verdict = verdict(test.as_ref(), options.alpha, options.noise_band_pct / 100.0, runs);
     let (base_mean, new_mean) = (crate::stats::geometric_mean(b), crate::stats::geometric_mean(n));
     let forks = (ok_forks(&base_medians), ok_forks(&new_medians));
-    Row { runs: Some(runs), ..Row::tested(label, (base_mean, new_mean), test, forks, verdict) }
+    Row { runs: Some(runs), ..Row::tested(id, (base_mean, new_mean), test, forks, verdict) }
 }
 
 /// Compares one case of an A/B run (paired t on the log ratio of each fork pair, or of each
 /// layout variant's pairs, see [`pair_units`]) at `level`.
-pub(crate) fn compare_pairs(label: String, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
+pub(crate) fn compare_pairs(id: CaseId, base: &[Fork], new: &[Fork], options: Options, level: f64) -> Row {
     let (b, n) = (fork_medians(base), fork_medians(new));
     let pairs = pair_ratios(base, new);
     let test = paired(&pair_units(base, new), 1.0 - level);
     let forks = (b.len(), n.len());
     let units = if pairs.is_empty() { (forks.0.min(1), forks.1.min(1)) } else { forks };
     let verdict = verdict(test.as_ref(), level, options.noise_band_pct / 100.0, units);
-    Row { pairs, ..Row::tested(label, (geometric_mean(&b), geometric_mean(&n)), test, forks, verdict) }
+    Row { pairs, ..Row::tested(id, (geometric_mean(&b), geometric_mean(&n)), test, forks, verdict) }
 }
 
 /// Compares one case of an A/B report: [`compare_pairs`], its verdict labelled by the two
 /// builds' instruction counts where both were counted.
 pub(crate) fn compare_benchmark(b: &Benchmark, options: Options, level: f64) -> Row {
-    let row = compare_pairs(b.id().to_string(), &b.baseline_forks, &b.forks, options, level);
+    let row = compare_pairs(b.id(), &b.baseline_forks, &b.forks, options, level);
     let instructions =
         b.baseline_instructions.as_ref().zip(b.instructions.as_ref()).map(|(b, n)| (b.median(), n.median()));
     Row { verdict: row.verdict.with_instructions(instructions), instructions, ..row }
@@ -396,16 +392,15 @@ pub(crate) fn compare(base: &[Report], new: &[Report], options: Options) -> Comp
     let by_runs = base.len() >= 2 && new.len() >= 2;
     let rows = case_runs(base, new)
         .into_iter()
-        .map(|(id, b, n)| (id.to_string(), b, n))
-        .map(|(label, b, n)| match (b.is_empty(), n.is_empty()) {
-            (false, false) if by_runs => compare_runs(label, &b, &n, options),
+        .map(|(id, b, n)| match (b.is_empty(), n.is_empty()) {
+            (false, false) if by_runs => compare_runs(id, &b, &n, options),
             (false, false) => {
                 let forks =
                     |side: &[&Benchmark]| side.iter().flat_map(|c| c.forks.iter().cloned()).collect::<Vec<Fork>>();
-                let row = compare_case(label, &forks(&b), &forks(&n), options, options.alpha);
+                let row = compare_case(id, &forks(&b), &forks(&n), options, options.alpha);
                 Row { verdict: row.verdict.unconfirmed(), ..row }
             }
-            _ => absent(label, b.first().copied(), n.first().copied()),
+            _ => absent(id, b.first().copied(), n.first().copied()),
         })
         .collect();
     Comparison {
@@ -422,10 +417,10 @@ pub(crate) fn compare(base: &[Report], new: &[Report], options: Options) -> Comp
 }
 
 /// The row of a case only one side has.
-fn absent(label: String, base: Option<&Benchmark>, new: Option<&Benchmark>) -> Row {
+fn absent(id: CaseId, base: Option<&Benchmark>, new: Option<&Benchmark>) -> Row {
     let verdict = if base.is_some() { Verdict::Missing } else { Verdict::Extra };
     let mean = |c: Option<&Benchmark>| c.and_then(|c| c.score.as_ref()).map(|s| s.mean);
-    Row::tested(label, (mean(base), mean(new)), None, (0, 0), verdict)
+    Row::tested(id, (mean(base), mean(new)), None, (0, 0), verdict)
 }
 
 /// new/base of the drift canary: the geometric mean of each side's runs (every run must have one).

@@ -32,17 +32,17 @@ impl Exporter for Bmf {
                     json!({ "value": l.percentiles.get("p50"), "upper_value": l.percentiles.get("p99") }),
                 );
             }
-            if let Some(i) = &b.instructions {
-                measures.insert(
-                    "instructions".into(),
-                    json!({ "value": i.median(), "lower_value": i.min_per_op, "upper_value": i.max_per_op }),
-                );
+            for metric in crate::metric::Metric::SECONDARY {
+                for m in metric.measures(b) {
+                    let mut v = json!({ "value": m.value });
+                    if let Some((lo, hi)) = m.range {
+                        (v["lower_value"], v["upper_value"]) = (json!(lo), json!(hi));
+                    }
+                    measures.insert(m.name.into(), v);
+                }
             }
             if let Some(a) = &b.allocations {
                 measures.insert("allocations".into(), json!({ "value": a.per_op }));
-            }
-            for (name, value, _) in super::io_measures(b) {
-                measures.insert(name.into(), json!({ "value": value }));
             }
             // A case that failed or was skipped is kept, marked by a measure of its own.
             match super::CaseStatus::of(b) {

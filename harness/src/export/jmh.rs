@@ -105,13 +105,18 @@ fn common(b: &Benchmark, mode: &str) -> Map<String, Value> {
 }
 
 fn secondary(b: &Benchmark) -> Value {
+    use crate::metric::Metric;
     let mut s = Map::new();
-    if let Some(i) = &b.instructions {
-        s.insert(
-            "instructions".into(),
-            json!({"score": i.median(), "scoreError": "NaN", "scoreConfidence": [i.min_per_op, i.max_per_op],
-                   "scorePercentiles": {}, "scoreUnit": "instructions/op", "rawData": [[i.median()]]}),
-        );
+    for metric in Metric::SECONDARY {
+        for m in metric.measures(b) {
+            let (lo, hi) = m.range.unwrap_or((m.value, m.value));
+            let name = if metric == Metric::Io { format!("io.{}", m.name) } else { m.name.to_string() };
+            s.insert(
+                name,
+                json!({"score": m.value, "scoreError": "NaN", "scoreConfidence": [lo, hi],
+                       "scorePercentiles": {}, "scoreUnit": m.unit, "rawData": [[m.value]]}),
+            );
+        }
     }
     if let Some(a) = &b.allocations {
         s.insert(
@@ -123,13 +128,6 @@ fn secondary(b: &Benchmark) -> Value {
             "gc.alloc.rate.norm".into(),
             json!({"score": a.bytes_per_op, "scoreError": "NaN", "scoreConfidence": [a.bytes_per_op, a.bytes_per_op],
                    "scorePercentiles": {}, "scoreUnit": "B/op", "rawData": [[a.bytes_per_op]]}),
-        );
-    }
-    for (name, value, unit) in super::io_measures(b) {
-        s.insert(
-            format!("io.{name}"),
-            json!({"score": value, "scoreError": "NaN", "scoreConfidence": [value, value],
-                   "scorePercentiles": {}, "scoreUnit": unit, "rawData": [[value]]}),
         );
     }
     Value::Object(s)

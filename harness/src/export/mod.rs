@@ -55,24 +55,6 @@ pub(crate) fn interval(b: &Benchmark) -> Option<(f64, f64)> {
     s.error.map(|e| (s.mean - e, s.mean + e))
 }
 
-/// A case's I/O counts per op as exported measures (name, value, unit), every one its I/O
-/// fork has: the one list the formats that carry several measures per case take them from.
-/// Rows read come from a timed fork's server counts where the case has no I/O fork.
-pub(crate) fn io_measures(b: &Benchmark) -> Vec<(&'static str, f64, &'static str)> {
-    let mut out = match &b.io {
-        Some(io) => vec![
-            ("round_trips", io.per_op.round_trips, "round trips/op"),
-            ("statements", io.per_op.statements, "statements/op"),
-            ("messages", io.per_op.messages, "messages/op"),
-            ("bytes", io.per_op.bytes, "B/op"),
-            ("rows_returned", io.per_op.rows_returned, "rows/op"),
-        ],
-        None => vec![],
-    };
-    out.extend(b.rows_read_per_op().map(|r| ("rows_read", r, "rows/op")));
-    out
-}
-
 /// How a case ran, as every export marks it (a case is never dropped from an export).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum CaseStatus {

@@ -3,8 +3,38 @@
 //! lines. Output depends only on the data, so regenerating gives byte-identical files.
 
 use crate::format::si;
-use plotters::coord::ranged1d::SegmentValue;
+use plotters::coord::ranged1d::{Ranged, SegmentValue, ValueFormatter};
 use plotters::prelude::*;
+
+/// The tick labels' font of every chart.
+const TICK_FONT: (&str, u32) = ("sans-serif", 12);
+/// The axis descriptions' font of every chart.
+const AXIS_FONT: (&str, u32) = ("sans-serif", 13);
+
+/// The mesh of a chart of numbers on both axes, set up once for every such chart: the fonts,
+/// the axis descriptions and SI tick labels (`12.3k`), on a linear or a log scale.
+fn number_mesh<DB, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    (x_desc, y_desc): (&str, &str),
+) -> anyhow::Result<()>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let fmt = |v: &f64| si(*v);
+    chart
+        .configure_mesh()
+        .label_style(TICK_FONT)
+        .axis_desc_style(AXIS_FONT)
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&fmt)
+        .y_label_formatter(&fmt)
+        .draw()?;
+    Ok(())
+}
 
 /// One bar: label, score, the half-width of its error when known, and its series (colour).
 #[derive(Debug, Clone, PartialEq)]
@@ -139,8 +169,8 @@ where
     let x_label = |x: &f64| if log { si(10f64.powf(*x)) } else { si(*x) };
     plot.configure_mesh()
         .disable_y_mesh()
-        .label_style(("sans-serif", 12))
-        .axis_desc_style(("sans-serif", 13))
+        .label_style(TICK_FONT)
+        .axis_desc_style(AXIS_FONT)
         .y_labels(n)
         .x_labels(if log { (x1 - x0) as usize + 1 } else { 10 })
         .y_label_formatter(&y_label)
@@ -183,16 +213,7 @@ pub(crate) fn lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> 
             .x_label_area_size(40)
             .y_label_area_size(70)
             .build_cartesian_2d(0.0..(x_max * 1.05).max(1.0), 0.0..(y_max * 1.1).max(1.0))?;
-        let fmt = |v: &f64| si(*v);
-        chart
-            .configure_mesh()
-            .label_style(("sans-serif", 12))
-            .axis_desc_style(("sans-serif", 13))
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .x_label_formatter(&fmt)
-            .y_label_formatter(&fmt)
-            .draw()?;
+        number_mesh(&mut chart, (x_desc, y_desc))?;
         for (i, line) in lines.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
             chart
@@ -222,21 +243,13 @@ pub(crate) fn growth(title: &str, curves: &[crate::report::growth::Curve]) -> an
         root.fill(&WHITE)?;
         let root = root.titled(title, ("sans-serif", 18))?;
         let (upper, lower) = root.split_vertically(430);
-        let fmt = |v: &f64| si(*v);
         let mut top = ChartBuilder::on(&upper)
             .margin(12)
             .margin_right(40)
             .x_label_area_size(36)
             .y_label_area_size(70)
             .build_cartesian_2d((x0..x1).log_scale(), 0.0..rate_max)?;
-        top.configure_mesh()
-            .label_style(("sans-serif", 12))
-            .axis_desc_style(("sans-serif", 13))
-            .x_desc("rows in the table (log scale)")
-            .y_desc("rows inserted per second")
-            .x_label_formatter(&fmt)
-            .y_label_formatter(&fmt)
-            .draw()?;
+        number_mesh(&mut top, ("rows in the table (log scale)", "rows inserted per second"))?;
         for (i, c) in curves.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
             let mut band: Vec<(f64, f64)> = c.points.iter().map(|p| (p.rows, p.rate.2)).collect();
@@ -273,22 +286,13 @@ fn wal_panel<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let fmt = |v: &f64| si(*v);
     let mut chart = ChartBuilder::on(area)
         .margin(12)
         .margin_right(40)
         .x_label_area_size(36)
         .y_label_area_size(70)
         .build_cartesian_2d((x0..x1).log_scale(), (y0.min(y1 / 10.0)..y1).log_scale())?;
-    chart
-        .configure_mesh()
-        .label_style(("sans-serif", 12))
-        .axis_desc_style(("sans-serif", 13))
-        .x_desc("rows in the table (log scale)")
-        .y_desc("WAL bytes per row inserted (log scale)")
-        .x_label_formatter(&fmt)
-        .y_label_formatter(&fmt)
-        .draw()?;
+    number_mesh(&mut chart, ("rows in the table (log scale)", "WAL bytes per row inserted (log scale)"))?;
     for (i, c) in curves.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         let wal = c.points.iter().filter_map(|p| Some((p.rows, p.wal_per_row?)));

@@ -122,19 +122,18 @@ fn instructions_against_good(
     let Some(good) = good else { return Ok(Mark::Good) };
     let good = read_report(good, "GOOD's instruction").map_err(|e| e.0)?;
     let limits = Limits { deterministic_pct: args.threshold, varying_pct: args.threshold };
-    let compared = instructions::compare(&good, &report, limits, &Thresholds::default());
-    let row = compared.rows.into_iter().next().ok_or("its instruction run compared no case")?;
-    moved(args.faster, row.verdict)
+    moved(args.faster, &instructions::compare(&good, &report, limits, &Thresholds::default()))
 }
 
-/// A counted step's mark from the comparer's verdict against GOOD.
-fn moved(faster: bool, verdict: crate::compare::Verdict) -> Result<Mark, String> {
-    use crate::compare::Verdict;
-    match verdict {
-        Verdict::Regressed if !faster => Ok(Mark::Bad),
-        Verdict::Improved if faster => Ok(Mark::Bad),
-        Verdict::Regressed | Verdict::Improved | Verdict::Unchanged => Ok(Mark::Good),
-        other => Err(format!("its run and GOOD's cannot be compared ({})", other.as_str())),
+/// A counted step's mark from the comparer's move of its one case against GOOD.
+fn moved(faster: bool, compared: &dyn crate::compare::Comparison) -> Result<Mark, String> {
+    use crate::compare::Move;
+    let (_, step) = compared.moves().into_iter().next().ok_or("its run compared no case")?;
+    match step {
+        Move::Worse if !faster => Ok(Mark::Bad),
+        Move::Better if faster => Ok(Mark::Bad),
+        Move::Worse | Move::Better | Move::Same => Ok(Mark::Good),
+        Move::Unknown(why) => Err(format!("its run and GOOD's cannot be compared ({why})")),
     }
 }
 
@@ -160,9 +159,8 @@ fn io_against_good(
     let Some(good) = good else { return Ok(Mark::Good) };
     let good = read_report(good, "GOOD's I/O").map_err(|e| e.0)?;
     let compared = crate::compare::io::compare(&good, &report, &|_, _| args.threshold);
-    let row = compared.rows.into_iter().next().ok_or("its I/O run compared no case")?;
-    step.changes = row.changes;
-    moved(args.faster, row.verdict)
+    step.changes = compared.rows.first().map(|r| r.changes.clone()).unwrap_or_default();
+    moved(args.faster, &compared)
 }
 
 /// What a step's A/B run said.

@@ -35,7 +35,7 @@ const VERDICT: usize = 7;
 fn cells(r: &Row, c: &Comparison) -> Vec<String> {
     let num = |v: Option<f64>| v.map_or("-".into(), si);
     let mut v = vec![
-        r.label.clone(),
+        r.id.to_string(),
         num(r.base),
         num(r.new),
         r.test.map_or("-".into(), |t| format!("{:.3}", t.ratio)),
@@ -173,7 +173,7 @@ pub(crate) fn to_json(c: &Comparison, decision: json::Decision) -> json::Documen
             runs: r.runs.map(|(b, n)| [b, n]),
             pairs: r.pairs.clone(),
             instructions: r.instructions.map(|(base, new)| json::InstructionPair { base, new, ratio: new / base }),
-            ..json::Case::new(r.label.clone(), r.base, r.new, r.verdict.token(), c.verdict_text(r.verdict))
+            ..json::Case::new(r.id.to_string(), r.base, r.new, r.verdict.token(), c.verdict_text(r.verdict))
         })
         .collect();
     json::Document {

@@ -1,7 +1,7 @@
 //! The throughput comparison on reports built in code.
 
 use super::super::fixtures::*;
-use super::render::legend;
+use super::render::{legend, render_markdown, render_text, summary_line, to_json};
 use super::*;
 use crate::report::ForkStatus;
 
