@@ -21,6 +21,56 @@ use crate::error::BadInput;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// What went wrong making a build relinkable or a variant of it, naming the file or the tool.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LayoutError {
+    /// A file or directory of the link could not be read or written.
+    #[error("cannot {action} {path}: {error}")]
+    File {
+        /// `read`, `write`, `unpack`…
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// A tool could not be started.
+    #[error("cannot run {tool} ({error})")]
+    Tool {
+        /// rust-lld or rustc.
+        tool: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The linker refused a relink.
+    #[error("relinking {what} failed: {stderr}")]
+    Link {
+        /// `layout variant 3`, `the build as it was`.
+        what: String,
+        /// The linker's own words.
+        stderr: String,
+    },
+    /// The unpacked link has no response file: not a tar lld's `--reproduce` wrote.
+    #[error("{0} holds no response.txt: it is not a link lld's --reproduce wrote; remove it and build again")]
+    NoResponse(PathBuf),
+    /// The toolchain ships no rust-lld, or rustc does not say its host.
+    #[error(
+        "{0}: --layouts relinks with the rust-lld of the toolchain that builds (rustup's stable toolchains ship it on x86_64 Linux); build with such a toolchain or drop --layouts"
+    )]
+    NoLld(String),
+    /// The plain relink's functions could not be read.
+    #[error("{0}")]
+    Functions(String),
+}
+
+impl LayoutError {
+    /// A file error of `action` on `path`.
+    fn file(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> LayoutError {
+        let path = path.to_path_buf();
+        move |error| LayoutError::File { action, path, error }
+    }
+}
+
 /// The relinkable build of one side, and where its variants go.
 #[derive(Debug, Clone)]
 pub(crate) struct Relinkable {
@@ -54,7 +104,7 @@ impl Variants {
 
 impl Relinkable {
     /// The binary of variant `seed`, linked now if it is not kept yet.
-    pub(crate) fn variant(&self, seed: u32) -> Result<PathBuf, String> {
+    pub(crate) fn variant(&self, seed: u32) -> Result<PathBuf, LayoutError> {
         let out = self.dir.join(format!("ordered-{seed}"));
         if out.is_file() {
             return Ok(out);
@@ -65,34 +115,33 @@ impl Relinkable {
         let order_file = format!("order-{seed}.txt");
         let order_path = self.link_dir.join(&order_file);
         std::fs::write(&order_path, order::ordering(functions, seed))
-            .map_err(|e| format!("cannot write {}: {e}", order_path.display()))?;
-        let linked =
-            self.link(&[format!("--symbol-ordering-file={order_file}"), "--no-warn-symbol-ordering".into()], &out);
+            .map_err(LayoutError::file("write", &order_path))?;
+        let ordered = [format!("--symbol-ordering-file={order_file}"), "--no-warn-symbol-ordering".into()];
+        let linked = self.link(&format!("layout variant {seed}"), &ordered, &out);
         let _ = std::fs::remove_file(&order_path);
-        linked.map_err(|e| format!("relinking layout variant {seed} failed: {e}"))?;
-        Ok(out)
+        linked.map(|()| out)
     }
 
     /// The functions of the plain relink, read on the first variant this call makes.
-    fn functions(&self) -> Result<&[order::Function], String> {
+    fn functions(&self) -> Result<&[order::Function], LayoutError> {
         if let Some(read) = self.functions.get() {
             return Ok(read);
         }
-        let read = order::functions(&self.plain()?)?;
+        let read = order::functions(&self.plain()?).map_err(LayoutError::Functions)?;
         Ok(self.functions.get_or_init(|| read))
     }
 
     /// The build relinked as it was (kept): where the functions' names are read.
-    fn plain(&self) -> Result<PathBuf, String> {
+    fn plain(&self) -> Result<PathBuf, LayoutError> {
         let out = self.dir.join("plain");
         if !out.is_file() {
-            self.link(&[], &out).map_err(|e| format!("relinking the build as it was failed: {e}"))?;
+            self.link("the build as it was", &[], &out)?;
         }
         Ok(out)
     }
 
-    /// Reruns the link with `extra` arguments into `out` (written aside, then renamed).
-    fn link(&self, extra: &[String], out: &Path) -> Result<(), String> {
+    /// Reruns the link (of `what`) with `extra` arguments into `out` (written aside, then renamed).
+    fn link(&self, what: &str, extra: &[String], out: &Path) -> Result<(), LayoutError> {
         let mut partial = out.as_os_str().to_owned();
         partial.push(".partial");
         let partial = PathBuf::from(partial);
@@ -103,11 +152,12 @@ impl Relinkable {
             .arg("-o")
             .arg(&partial)
             .output()
-            .map_err(|e| format!("cannot run {} ({e})", self.lld.display()))?;
+            .map_err(|error| LayoutError::Tool { tool: self.lld.clone(), error })?;
         if !output.status.success() {
-            return Err(String::from_utf8_lossy(&output.stderr).trim().to_string());
+            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
+            return Err(LayoutError::Link { what: what.into(), stderr });
         }
-        std::fs::rename(&partial, out).map_err(|e| format!("cannot keep {}: {e}", out.display()))
+        std::fs::rename(&partial, out).map_err(LayoutError::file("keep", out))
     }
 }
 
@@ -158,7 +208,7 @@ pub(crate) fn relinkable(
             target.display()
         )));
     }
-    from_tar(&tar, home, src).map_err(failed)
+    from_tar(&tar, home, src).map_err(|e| failed(e.to_string()))
 }
 
 /// The relinkable build of `binary` from the link lld wrote beside it (`BINARY.link.tar`), its
@@ -185,59 +235,58 @@ pub(crate) fn beside(binary: &Path, who: &str) -> Result<Relinkable, BadInput> {
 
 /// A relinkable build from its link `tar`, unpacked into `home`, relinked by the rust-lld of
 /// the toolchain that builds in `src`.
-fn from_tar(tar: &Path, home: &Path, src: &Path) -> Result<Relinkable, String> {
+fn from_tar(tar: &Path, home: &Path, src: &Path) -> Result<Relinkable, LayoutError> {
     let link_dir = unpack(tar, home)?;
     Ok(Relinkable { link_dir, dir: home.to_path_buf(), lld: find_lld(src)?, functions: std::sync::OnceLock::new() })
 }
 
 /// Unpacks `tar` into `home/link` unless the unpacked copy is of this very tar (its size and
 /// time in `home/link.stamp`); a new tar also drops the variants of the old one (and those of a harness that shuffled sections).
-fn unpack(tar: &Path, home: &Path) -> Result<PathBuf, String> {
-    let meta = std::fs::metadata(tar).map_err(|e| format!("cannot read {}: {e}", tar.display()))?;
+fn unpack(tar: &Path, home: &Path) -> Result<PathBuf, LayoutError> {
+    let meta = std::fs::metadata(tar).map_err(LayoutError::file("read", tar))?;
     let stamp = format!("{} {:?}", meta.len(), meta.modified().ok());
     let (unpacked, stamp_file) = (home.join("link"), home.join("link.stamp"));
-    let root = |dir: &Path| -> Result<PathBuf, String> {
+    let root = |dir: &Path| -> Result<PathBuf, LayoutError> {
         // lld writes the tar with one top directory, named after the tar.
         std::fs::read_dir(dir)
-            .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+            .map_err(LayoutError::file("read", dir))?
             .filter_map(Result::ok)
             .map(|e| e.path())
             .find(|p| p.join("response.txt").is_file())
-            .ok_or_else(|| format!("{} holds no response.txt", dir.display()))
+            .ok_or_else(|| LayoutError::NoResponse(dir.to_path_buf()))
     };
     if std::fs::read_to_string(&stamp_file).is_ok_and(|s| s == stamp) {
         return root(&unpacked);
     }
     let _ = std::fs::remove_dir_all(&unpacked);
-    for entry in std::fs::read_dir(home).map_err(|e| e.to_string())?.filter_map(Result::ok) {
+    for entry in std::fs::read_dir(home).map_err(LayoutError::file("read", home))?.filter_map(Result::ok) {
         let name = entry.file_name().to_string_lossy().to_string();
         if name.starts_with("variant-") || name.starts_with("ordered-") || name == "plain" {
             let _ = std::fs::remove_file(entry.path());
         }
     }
-    let file = std::fs::File::open(tar).map_err(|e| format!("cannot open {}: {e}", tar.display()))?;
-    tar::Archive::new(file).unpack(&unpacked).map_err(|e| format!("cannot unpack {}: {e}", tar.display()))?;
-    std::fs::write(&stamp_file, stamp).map_err(|e| format!("cannot write {}: {e}", stamp_file.display()))?;
+    let file = std::fs::File::open(tar).map_err(LayoutError::file("open", tar))?;
+    tar::Archive::new(file).unpack(&unpacked).map_err(LayoutError::file("unpack", tar))?;
+    std::fs::write(&stamp_file, stamp).map_err(LayoutError::file("write", &stamp_file))?;
     root(&unpacked)
 }
 
 /// rust-lld of the toolchain that builds in `src` (its sysroot, for its host).
-fn find_lld(src: &Path) -> Result<PathBuf, String> {
-    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let ask = |args: &[&str]| -> Result<String, String> {
-        let out =
-            Command::new(&rustc).current_dir(src).args(args).output().map_err(|e| format!("cannot run rustc ({e})"))?;
+fn find_lld(src: &Path) -> Result<PathBuf, LayoutError> {
+    let rustc = PathBuf::from(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()));
+    let ask = |args: &[&str]| -> Result<String, LayoutError> {
+        let out = Command::new(&rustc)
+            .current_dir(src)
+            .args(args)
+            .output()
+            .map_err(|error| LayoutError::Tool { tool: rustc.clone(), error })?;
         Ok(String::from_utf8_lossy(&out.stdout).to_string())
     };
     let sysroot = ask(&["--print", "sysroot"])?;
     let host = ask(&["-vV"])?
         .lines()
         .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
-        .ok_or("rustc -vV names no host")?;
+        .ok_or_else(|| LayoutError::NoLld(format!("{} -vV names no host", rustc.display())))?;
     let lld = Path::new(sysroot.trim()).join("lib/rustlib").join(host).join("bin/rust-lld");
-    if lld.is_file() {
-        Ok(lld)
-    } else {
-        Err(format!("{} is missing: --layouts relinks with the toolchain's rust-lld", lld.display()))
-    }
+    if lld.is_file() { Ok(lld) } else { Err(LayoutError::NoLld(format!("{} is missing", lld.display()))) }
 }

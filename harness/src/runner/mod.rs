@@ -94,7 +94,7 @@ impl RunContext<'_> {
         if let (Some(v), Some(pair)) = (&self.layouts, pair) {
             let seed = v.seed(pair);
             let build = if side == Side::Baseline { &v.baseline } else { &v.current };
-            return Ok((build.variant(seed)?, Some(seed)));
+            return Ok((build.variant(seed).map_err(|e| e.to_string())?, Some(seed)));
         }
         let exe = match side {
             Side::Baseline => self.baseline_exe.clone().ok_or("an A/B fork without a baseline binary")?,
