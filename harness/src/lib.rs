@@ -48,6 +48,7 @@ mod error;
 mod explain;
 mod export;
 mod format;
+mod history;
 mod layouts;
 mod machine;
 mod metric;

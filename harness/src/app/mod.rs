@@ -5,6 +5,7 @@ mod ab;
 mod bisect;
 mod compare;
 mod explain;
+mod history;
 mod measure;
 
 use crate::cli::{Cli, Command, EnvArgs, ListArgs, SelectArgs};
@@ -27,6 +28,9 @@ pub fn exit_of(error: &anyhow::Error) -> Exit {
         if let Some(e) = cause.downcast_ref::<crate::child::ChildError>() {
             return e.exit();
         }
+        if let Some(e) = cause.downcast_ref::<crate::history::store::StoreError>() {
+            return e.exit();
+        }
     }
     Exit::Failed
 }
@@ -46,6 +50,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(args) => export(&args),
         Command::Docs(args) => docs(&args),
         Command::Merge(args) => merge(&args),
+        Command::History(args) => history::history(&args),
         Command::Completions(args) => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(args.shell, &mut command, "harness", &mut std::io::stdout());

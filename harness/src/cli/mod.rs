@@ -7,12 +7,14 @@ use values::positive_percentage;
 mod bisect;
 mod compare;
 mod explain;
+mod history;
 mod run;
 mod values;
 
 pub(crate) use bisect::BisectArgs;
 pub(crate) use compare::CompareArgs;
 pub(crate) use explain::ExplainArgs;
+pub(crate) use history::{DetectFormat, HistoryAddArgs, HistoryArgs, HistoryCommand, HistoryDetectArgs};
 pub(crate) use run::{ForkCount, Interleave, LayoutCheckMode, Mode, RunArgs};
 
 /// The text under `--help`: the exit codes, and the configurations from the list the runs use.
@@ -101,6 +103,10 @@ pub enum Command {
     Docs(DocsArgs),
     /// Join the reports of `run --shard K/N` parts into one report.
     Merge(MergeArgs),
+    /// The history of runs: store reports (`add`) and find the commits where a case's figures
+    /// changed (`detect`), e.g. `harness history add report.json && harness history detect`.
+    #[command(after_help = after_help())]
+    History(HistoryArgs),
     /// Print a shell completion script, e.g. `harness completions bash > /etc/bash_completion.d/harness`.
     Completions(CompletionsArgs),
 }

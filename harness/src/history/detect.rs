@@ -1,0 +1,230 @@
+//! Change points in one series, per commit: every change of an exact count, and for noisy
+//! figures (throughput, latency) the steps a weighted two-sample test over the commits finds
+//! by binary segmentation. Pure.
+//!
+//! The noisy model: commit i's level is the mean `y_i` of its forks' log values, known to
+//! `v_i` (their variance over their count) plus `tau²`, the spread between runs that forks of
+//! one run do not show (layout, drift). `tau²` is estimated from the differences of neighbouring
+//! commits (median absolute deviation, so that a step moves one difference only). A split at
+//! k compares the weighted means of the commits before and after it; its p-value is the normal
+//! tail times the number of splits tried (Bonferroni), so a series with no step alarms with
+//! chance at most `alpha` per segment tested.
+
+use statrs::distribution::{ContinuousCDF, Normal};
+
+/// Commits on each side of a split, at least: a single commit is an outlier as often as a step.
+pub(crate) const MIN_SIDE: usize = 2;
+
+/// One commit of a series: its value and its forks' values (every run of it pooled).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CommitPoint {
+    /// The commit.
+    pub commit: String,
+    /// Its first parent, where known.
+    pub parent: Option<String>,
+    /// The value of each run of it.
+    pub values: Vec<f64>,
+    /// The forks' values of every run of it (empty where forks were not the unit).
+    pub forks: Vec<f64>,
+}
+
+/// What shows a change.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Evidence {
+    /// A noisy figure's step: its p-value (Bonferroni over the splits tried).
+    PValue(f64),
+    /// An exact count's change, from one value to the other.
+    Counts(f64, f64),
+}
+
+/// A change of level between two neighbouring stored commits.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Change {
+    /// Index of the first commit at the new level.
+    pub at: usize,
+    /// The level before and after (the segments' means).
+    pub before: f64,
+    /// The level after.
+    pub after: f64,
+    /// `after / before - 1`, with its 95% interval where the figure is noisy.
+    pub interval: Option<(f64, f64)>,
+    /// What shows it.
+    pub evidence: Evidence,
+}
+
+impl Change {
+    /// `after / before - 1`.
+    pub(crate) fn ratio(&self) -> f64 {
+        self.after / self.before - 1.0
+    }
+}
+
+/// Every change of an exact count between neighbouring commits.
+pub(crate) fn exact(points: &[CommitPoint]) -> Vec<Change> {
+    let level = |p: &CommitPoint| crate::stats::median(&p.values).unwrap_or(f64::NAN);
+    let mut out = vec![];
+    for (i, pair) in points.windows(2).enumerate() {
+        let (a, b) = (level(&pair[0]), level(&pair[1]));
+        if (a - b).abs() > 1e-9 * a.abs().max(b.abs()) {
+            out.push(Change { at: i + 1, before: a, after: b, interval: None, evidence: Evidence::Counts(a, b) });
+        }
+    }
+    out
+}
+
+/// The steps of a noisy series at level `alpha`, in commit order.
+pub(crate) fn noisy(points: &[CommitPoint], alpha: f64) -> Vec<Change> {
+    let levels: Vec<Level> = points.iter().map(Level::of).collect();
+    if levels.iter().any(|l| !l.y.is_finite()) {
+        return vec![];
+    }
+    let tau2 = between_runs(&levels);
+    let known: Vec<f64> = levels.iter().filter_map(|l| l.v).collect();
+    let pooled_v = crate::stats::median(&known).unwrap_or(0.0);
+    let weights: Vec<(f64, f64)> =
+        levels.iter().map(|l| (l.y, 1.0 / (l.v.unwrap_or(pooled_v) + tau2).max(1e-12))).collect();
+    let mut out = vec![];
+    segment(&weights, 0, weights.len(), alpha, &mut out);
+    out.sort_by_key(|c| c.at);
+    out
+}
+
+/// A commit's log level and the variance of that level from its forks (`None` with one fork).
+struct Level {
+    y: f64,
+    v: Option<f64>,
+}
+
+impl Level {
+    fn of(p: &CommitPoint) -> Level {
+        let xs: Vec<f64> = if p.forks.len() >= p.values.len() { &p.forks } else { &p.values }
+            .iter()
+            .filter(|x| **x > 0.0)
+            .map(|x| x.ln())
+            .collect();
+        let n = xs.len() as f64;
+        let y = xs.iter().sum::<f64>() / n;
+        let v = (xs.len() >= 2).then(|| xs.iter().map(|x| (x - y).powi(2)).sum::<f64>() / (n - 1.0) / n);
+        Level { y, v }
+    }
+}
+
+/// `tau²`: the variance between commits the forks do not explain, from neighbours' differences.
+fn between_runs(levels: &[Level]) -> f64 {
+    let diffs: Vec<f64> = levels.windows(2).map(|w| w[1].y - w[0].y).collect();
+    let Some(mid) = crate::stats::median(&diffs) else { return 0.0 };
+    let dev: Vec<f64> = diffs.iter().map(|d| (d - mid).abs()).collect();
+    let sigma = 1.4826 * crate::stats::median(&dev).unwrap_or(0.0);
+    let known: Vec<f64> = levels.iter().filter_map(|l| l.v).collect();
+    let within = crate::stats::median(&known).unwrap_or(0.0);
+    (sigma * sigma / 2.0 - within).max(0.0)
+}
+
+/// Binary segmentation of `[a, b)`: the best split, kept when significant, then each side.
+fn segment(w: &[(f64, f64)], a: usize, b: usize, alpha: f64, out: &mut Vec<Change>) {
+    if b - a < 2 * MIN_SIDE {
+        return;
+    }
+    let mean = |r: std::ops::Range<usize>| {
+        let sw: f64 = w[r.clone()].iter().map(|x| x.1).sum();
+        (w[r].iter().map(|x| x.0 * x.1).sum::<f64>() / sw, 1.0 / sw)
+    };
+    let best = (a + MIN_SIDE..=b - MIN_SIDE)
+        .map(|k| {
+            let ((l, vl), (r, vr)) = (mean(a..k), mean(k..b));
+            (k, l, r, (vl + vr).sqrt())
+        })
+        .max_by(|x, y| ((x.2 - x.1) / x.3).abs().total_cmp(&((y.2 - y.1) / y.3).abs()));
+    let Some((k, l, r, se)) = best else { return };
+    let splits = (b - MIN_SIDE) - (a + MIN_SIDE) + 1;
+    let normal = Normal::standard();
+    let p = (2.0 * (1.0 - normal.cdf(((r - l) / se).abs())) * splits as f64).min(1.0);
+    if p >= alpha {
+        return;
+    }
+    let interval = ((r - l - 1.96 * se).exp() - 1.0, (r - l + 1.96 * se).exp() - 1.0);
+    out.push(Change {
+        at: k,
+        before: l.exp(),
+        after: r.exp(),
+        interval: Some(interval),
+        evidence: Evidence::PValue(p),
+    });
+    segment(w, a, k, alpha, out);
+    segment(w, k, b, alpha, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit(i: usize, forks: &[f64]) -> CommitPoint {
+        let value = crate::stats::geometric_mean(forks.iter().copied()).unwrap();
+        CommitPoint { commit: format!("c{i}"), parent: None, values: vec![value], forks: forks.to_vec() }
+    }
+
+    /// A series of `n` commits at `level`, then at `level * (1 + step)` from `at`, each with
+    /// three forks spread by a fixed pattern of about 1%.
+    fn series(n: usize, at: usize, step: f64) -> Vec<CommitPoint> {
+        let wobble = [0.0, 0.008, -0.006, 0.004, -0.009, 0.002, 0.007, -0.003];
+        (0..n)
+            .map(|i| {
+                let level = 1000.0 * if i >= at { 1.0 + step } else { 1.0 } * (1.0 + wobble[i % 8] / 2.0);
+                commit(i, &[level * 0.99, level, level * 1.01])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_flat_series_has_no_step_and_a_ten_percent_one_is_found_where_it_was_planted() {
+        assert_eq!(noisy(&series(30, 30, 0.0), 0.001), vec![]);
+        let found = noisy(&series(30, 17, -0.10), 0.001);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let c = &found[0];
+        assert_eq!(c.at, 17);
+        let (lo, hi) = c.interval.unwrap();
+        assert!(lo < c.ratio() && c.ratio() < hi && hi < 0.0, "{c:?}");
+        assert!((c.ratio() + 0.10).abs() < 0.01, "{c:?}");
+        assert!(matches!(c.evidence, Evidence::PValue(p) if p < 1e-6), "{c:?}");
+    }
+
+    #[test]
+    fn two_steps_are_both_found_and_a_short_series_is_left_alone() {
+        let mut s = series(40, 12, 0.05);
+        for p in &mut s[28..] {
+            p.values.iter_mut().chain(p.forks.iter_mut()).for_each(|x| *x *= 0.9);
+        }
+        let at: Vec<usize> = noisy(&s, 0.001).iter().map(|c| c.at).collect();
+        assert_eq!(at, vec![12, 28]);
+        assert_eq!(noisy(&series(3, 1, 0.5), 0.001), vec![], "fewer than two commits a side");
+    }
+
+    #[test]
+    fn the_spread_between_runs_widens_what_counts_as_a_step() {
+        // Forks agree within 0.1% but whole commits wander by ±3%: a 2% step is not a step.
+        let wander = [0.03, -0.02, 0.01, -0.03, 0.02, -0.01, 0.025, -0.015];
+        let s: Vec<CommitPoint> = (0..32)
+            .map(|i| {
+                let l = 1000.0 * (1.0 + wander[i % 8]) * if i >= 16 { 0.98 } else { 1.0 };
+                commit(i, &[l * 0.999, l, l * 1.001])
+            })
+            .collect();
+        assert_eq!(noisy(&s, 0.001), vec![]);
+    }
+
+    #[test]
+    fn every_change_of_an_exact_count_is_one_change() {
+        let counts = [5.0, 5.0, 6.0, 6.0, 6.0, 5.0];
+        let s: Vec<CommitPoint> = counts
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| CommitPoint { commit: format!("c{i}"), parent: None, values: vec![c, c], forks: vec![] })
+            .collect();
+        let found = exact(&s);
+        assert_eq!(
+            found.iter().map(|c| (c.at, c.before, c.after)).collect::<Vec<_>>(),
+            vec![(2, 5.0, 6.0), (5, 6.0, 5.0)]
+        );
+        assert!((found[0].ratio() - 0.2).abs() < 1e-12);
+    }
+}
