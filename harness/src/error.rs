@@ -53,7 +53,9 @@ impl Exit {
             Exit::BadInput => {
                 "bad input (unknown configuration, filter that matches nothing, bad param, count or duration, unwritable --out); nothing was measured; also a gate that could not decide (it fails closed)"
             }
-            Exit::Regression => "`harness compare` found a regression past its threshold",
+            Exit::Regression => {
+                "`harness compare` found a regression past its threshold; `harness history detect --fail-on-regression`: a series sits at a regressed level"
+            }
             Exit::NotFound => "`harness bisect`: no regression from GOOD to BAD (nothing to find)",
             Exit::Range => "`harness bisect`: undecided: the first bad commit is one of a range it names",
             Exit::Interrupted => "interrupted (Ctrl-C / SIGTERM); the report keeps every finished fork",

@@ -121,20 +121,27 @@ fn between_runs(levels: &[Level]) -> f64 {
 }
 
 /// Binary segmentation of `[a, b)`: the best split, kept when significant, then each side.
+/// Each segment is scanned once, with running sums.
 fn segment(w: &[(f64, f64)], a: usize, b: usize, alpha: f64, out: &mut Vec<Change>) {
     if b - a < 2 * MIN_SIDE {
         return;
     }
-    let mean = |r: std::ops::Range<usize>| {
-        let sw: f64 = w[r.clone()].iter().map(|x| x.1).sum();
-        (w[r].iter().map(|x| x.0 * x.1).sum::<f64>() / sw, 1.0 / sw)
-    };
-    let best = (a + MIN_SIDE..=b - MIN_SIDE)
-        .map(|k| {
-            let ((l, vl), (r, vr)) = (mean(a..k), mean(k..b));
-            (k, l, r, (vl + vr).sqrt())
-        })
-        .max_by(|x, y| ((x.2 - x.1) / x.3).abs().total_cmp(&((y.2 - y.1) / y.3).abs()));
+    let (total_w, total_wy) = w[a..b].iter().fold((0.0, 0.0), |(sw, swy), &(y, wt)| (sw + wt, swy + wt * y));
+    let (mut left_w, mut left_wy) = (0.0, 0.0);
+    let mut best: Option<(usize, f64, f64, f64)> = None;
+    for k in a + 1..b - MIN_SIDE + 1 {
+        let (y, wt) = w[k - 1];
+        left_w += wt;
+        left_wy += wt * y;
+        if k < a + MIN_SIDE {
+            continue;
+        }
+        let (l, r) = (left_wy / left_w, (total_wy - left_wy) / (total_w - left_w));
+        let se = (1.0 / left_w + 1.0 / (total_w - left_w)).sqrt();
+        if best.is_none_or(|(_, bl, br, bse)| ((r - l) / se).abs() > ((br - bl) / bse).abs()) {
+            best = Some((k, l, r, se));
+        }
+    }
     let Some((k, l, r, se)) = best else { return };
     let splits = (b - MIN_SIDE) - (a + MIN_SIDE) + 1;
     let normal = Normal::standard();

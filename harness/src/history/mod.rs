@@ -74,19 +74,24 @@ pub(crate) fn series(points: Vec<StoredPoint>, options: &Options) -> Vec<Series>
                     .cmp(&(b.run.commit_time.unwrap_or(i64::MAX), &b.run.started_at))
             });
             let mut commits: Vec<CommitPoint> = vec![];
+            let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
             for sp in &runs {
                 let commit = sp.run.commit.clone().unwrap_or_else(|| format!("run {}", sp.run.run_id));
-                match commits.iter_mut().find(|c| c.commit == commit) {
-                    Some(c) => {
+                match index.get(&commit) {
+                    Some(&i) => {
+                        let c = &mut commits[i];
                         c.values.push(sp.point.value);
                         c.forks.extend(&sp.point.forks);
                     }
-                    None => commits.push(CommitPoint {
-                        commit,
-                        parent: sp.run.parent.clone(),
-                        values: vec![sp.point.value],
-                        forks: sp.point.forks.clone(),
-                    }),
+                    None => {
+                        index.insert(commit.clone(), commits.len());
+                        commits.push(CommitPoint {
+                            commit,
+                            parent: sp.run.parent.clone(),
+                            values: vec![sp.point.value],
+                            forks: sp.point.forks.clone(),
+                        });
+                    }
                 }
             }
             let first = &runs[0].point;
