@@ -145,7 +145,11 @@ fn flat_series_and_other_settings_raise_no_change_point() {
     assert_eq!(code(&history(store, &[&["add"][..], &paths].concat())), 0);
     let det = history(store, &["detect", "--fail-on-regression"]);
     assert_eq!(code(&det), 0, "{}", out(&det));
-    assert!(out(&det).contains("3 series on 1 machine(s): 0 change point(s)"), "{}", out(&det));
+    assert!(
+        out(&det).contains("3 series on 1 machine(s): 0 change point(s), 0 regression(s), 0 of them at a series' head"),
+        "{}",
+        out(&det)
+    );
 }
 
 #[test]

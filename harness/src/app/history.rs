@@ -127,7 +127,7 @@ fn summary(series: &[history::Series], found: &[ChangePoint]) -> String {
     let machines: std::collections::BTreeSet<&str> = series.iter().map(|s| s.key.machine.as_str()).collect();
     let regressions = found.iter().filter(|c| c.regression).count();
     format!(
-        "{} series on {} machine(s): {} change point(s), {regressions} regression(s), {} at a series' head\n",
+        "{} series on {} machine(s): {} change point(s), {regressions} regression(s), {} of them at a series' head\n",
         series.len(),
         machines.len(),
         found.len(),

@@ -78,21 +78,23 @@ pub(crate) fn noisy(points: &[CommitPoint], alpha: f64) -> Vec<Change> {
     if levels.iter().any(|l| !l.y.is_finite()) {
         return vec![];
     }
-    let tau2 = between_runs(&levels);
-    let known: Vec<f64> = levels.iter().filter_map(|l| l.v).collect();
-    let pooled_v = crate::stats::median(&known).unwrap_or(0.0);
-    let weights: Vec<(f64, f64)> =
-        levels.iter().map(|l| (l.y, 1.0 / (l.v.unwrap_or(pooled_v) + tau2).max(1e-12))).collect();
+    // The forks' variance pooled over every commit: three forks alone say little about theirs.
+    let (ss, df) = levels.iter().fold((0.0, 0.0), |(ss, df), l| (ss + l.ss, df + l.n - 1.0));
+    let fork_var = if df > 0.0 { ss / df } else { 0.0 };
+    let v: Vec<f64> = levels.iter().map(|l| fork_var / l.n).collect();
+    let tau2 = between_runs(&levels, v.iter().sum::<f64>() / v.len().max(1) as f64);
+    let weights: Vec<(f64, f64)> = levels.iter().zip(&v).map(|(l, v)| (l.y, 1.0 / (v + tau2).max(1e-12))).collect();
     let mut out = vec![];
     segment(&weights, 0, weights.len(), alpha, &mut out);
     out.sort_by_key(|c| c.at);
     out
 }
 
-/// A commit's log level and the variance of that level from its forks (`None` with one fork).
+/// A commit's log level: the mean of its forks' logs, their count and squared deviations.
 struct Level {
     y: f64,
-    v: Option<f64>,
+    n: f64,
+    ss: f64,
 }
 
 impl Level {
@@ -104,19 +106,17 @@ impl Level {
             .collect();
         let n = xs.len() as f64;
         let y = xs.iter().sum::<f64>() / n;
-        let v = (xs.len() >= 2).then(|| xs.iter().map(|x| (x - y).powi(2)).sum::<f64>() / (n - 1.0) / n);
-        Level { y, v }
+        Level { y, n, ss: xs.iter().map(|x| (x - y).powi(2)).sum() }
     }
 }
 
-/// `tau²`: the variance between commits the forks do not explain, from neighbours' differences.
-fn between_runs(levels: &[Level]) -> f64 {
+/// `tau²`: the variance between commits the forks (`within`, a level's mean variance from
+/// them) do not explain, from neighbours' differences.
+fn between_runs(levels: &[Level], within: f64) -> f64 {
     let diffs: Vec<f64> = levels.windows(2).map(|w| w[1].y - w[0].y).collect();
     let Some(mid) = crate::stats::median(&diffs) else { return 0.0 };
     let dev: Vec<f64> = diffs.iter().map(|d| (d - mid).abs()).collect();
     let sigma = 1.4826 * crate::stats::median(&dev).unwrap_or(0.0);
-    let known: Vec<f64> = levels.iter().filter_map(|l| l.v).collect();
-    let within = crate::stats::median(&known).unwrap_or(0.0);
     (sigma * sigma / 2.0 - within).max(0.0)
 }
 
@@ -233,5 +233,52 @@ mod tests {
             vec![(2, 5.0, 6.0), (5, 6.0, 5.0)]
         );
         assert!((found[0].ratio() - 0.2).abs() < 1e-12);
+    }
+
+    /// Normal draws from a fixed seed (xorshift and Box-Muller): the same series every run.
+    struct Draws(u64);
+
+    impl Draws {
+        fn normal(&mut self, sd: f64) -> f64 {
+            let mut uniform = || {
+                self.0 ^= self.0 << 13;
+                self.0 ^= self.0 >> 7;
+                self.0 ^= self.0 << 17;
+                (self.0 >> 11) as f64 / (1u64 << 53) as f64
+            };
+            let (u, v) = (uniform().max(1e-300), uniform());
+            sd * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        }
+    }
+
+    /// `n` commits of three forks each: the commit's level off by `tau` (layout, drift), each
+    /// fork by 1% more, and a step of `step` from commit `at`.
+    fn drawn(d: &mut Draws, n: usize, at: usize, step: f64, tau: f64) -> Vec<CommitPoint> {
+        (0..n)
+            .map(|i| {
+                let level = 1000.0 * d.normal(tau).exp() * if i >= at { 1.0 + step } else { 1.0 };
+                let forks: Vec<f64> = (0..3).map(|_| level * d.normal(0.01).exp()).collect();
+                commit(i, &forks)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn flat_noisy_series_rarely_alarm_and_a_two_percent_step_is_found_five_commits_on() {
+        let mut d = Draws(0x9e37_79b9_7f4a_7c15);
+        let alarms: usize = (0..200).map(|_| noisy(&drawn(&mut d, 200, 200, 0.0, 0.005), 0.001).len()).sum();
+        assert!(alarms <= 2, "{alarms} false alarms over 200 flat series of 200 commits");
+        // Found where it was planted (one commit either side), with `after` commits behind it.
+        let mut recall = |after: usize| {
+            (0..100)
+                .filter(|_| {
+                    let s = drawn(&mut d, 150 + after, 150, -0.02, 0.005);
+                    noisy(&s, 0.001).iter().any(|c| (149..=151).contains(&c.at))
+                })
+                .count()
+        };
+        let (five, ten) = (recall(5), recall(10));
+        // Measured 80 and 95 of 100 (this seed): short of the goal of 95 five commits on (issue #43).
+        assert!(five >= 75 && ten >= 90, "a 2% step found five commits on in {five}, ten on in {ten} of 100");
     }
 }
