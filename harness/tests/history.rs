@@ -65,10 +65,27 @@ fn planted(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Adds the planted series to `store` and checks what detect finds in it.
+/// Adds the planted series to `store` (four runners at once, each adding every report, in
+/// two orders) and checks what detect finds in it.
 fn planted_changes_are_found(dir: &Path, store: &str) {
     let reports = planted(dir);
     let paths: Vec<&str> = reports.iter().map(|p| p.to_str().unwrap()).collect();
+    let reversed: Vec<&str> = paths.iter().rev().copied().collect();
+    let runners: Vec<std::process::Child> = (0..4)
+        .map(|k| {
+            let order = if k % 2 == 0 { &paths } else { &reversed };
+            let mut add = std::process::Command::new(env!("CARGO_BIN_EXE_harness"));
+            add.args(["history", "add", "--history", store]).args(order.iter());
+            add.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    let mut stored = 0;
+    for runner in runners {
+        let done = runner.wait_with_output().unwrap();
+        assert_eq!(code(&done), 0, "{}", out(&done));
+        stored += String::from_utf8_lossy(&done.stdout).lines().filter(|l| l.starts_with("stored ")).count();
+    }
+    assert_eq!(stored, 12, "each run stored by one runner only");
     let add = history(store, &[&["add"][..], &paths].concat());
     assert_eq!(code(&add), 0, "{}", out(&add));
     assert!(out(&add).contains("holds 12 runs"), "{}", out(&add));
