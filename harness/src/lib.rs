@@ -59,6 +59,7 @@ mod plan;
 mod preflight;
 mod progress;
 mod protocol;
+mod rate;
 mod report;
 mod row;
 mod runner;

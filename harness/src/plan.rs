@@ -172,6 +172,16 @@ impl Case {
         self.id.threads()
     }
 
+    /// The same case run open-loop at `rate` (`--rate`).
+    pub(crate) fn with_rate(self, rate: Option<crate::rate::Rate>) -> Case {
+        Case { id: self.id.with_rate(rate), ..self }
+    }
+
+    /// Its open-loop arrival rate, if any.
+    pub(crate) fn rate(&self) -> Option<crate::rate::Rate> {
+        self.id.rate()
+    }
+
     /// Its identity: `name[a=1,b=2]` when displayed, passwords in values redacted.
     pub(crate) fn id(&self) -> &CaseId {
         &self.id

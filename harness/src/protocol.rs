@@ -65,6 +65,11 @@ pub(crate) struct Task {
     /// of an older build is never sent a field it cannot read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io: Option<IoTask>,
+    /// Present for an open-loop fork (`--rate`): its timed iterations start each op at its
+    /// scheduled time and send an `open_loop` message after the last. A worker of an older
+    /// build ignores the field and sends none, which the parent refuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<crate::rate::Rate>,
 }
 
 /// What an I/O fork runs.
@@ -202,6 +207,22 @@ pub(crate) enum Message {
         ops_per_sample: u64,
         /// Recorded values (nanoseconds per op) and their counts.
         histogram: Vec<(u64, u64)>,
+    },
+    /// Open-loop mode (`--rate`), after the last measured iteration: what the schedules of every
+    /// measurer started and the three histograms of the measured iterations.
+    OpenLoop {
+        /// Ops the schedules started in the measured iterations.
+        scheduled: u64,
+        /// Of those, the ops that ran (an iteration past twice its time stops starting ops).
+        ran: u64,
+        /// Wall clock of the measured iterations, summed.
+        nanos: u64,
+        /// Nanoseconds from each op's intended start to its end, and their counts.
+        corrected: Vec<(u64, u64)>,
+        /// Nanoseconds from each op's actual start to its end.
+        uncorrected: Vec<(u64, u64)>,
+        /// Nanoseconds each op started late while the measurer was free.
+        lag: Vec<(u64, u64)>,
     },
     /// Whether hardware counters are available, and why not (once per fork, before iterations).
     Counters {

@@ -239,7 +239,7 @@ fn run_writes_a_complete_report_and_prints_a_summary() {
         "10ms",
     ]);
     assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(report["schema_version"], 2);
+    assert_eq!(report["schema_version"], 3);
     assert_eq!(report["status"], "complete");
     assert_eq!(report["meta"]["settings"]["iterations"], 2);
     assert_eq!(report["meta"]["settings"]["params"][0], "work=5,50");

@@ -368,7 +368,7 @@ fn every_reader_checks_the_schema_version_and_shape_first() {
     let mut bent = good;
     bent["benchmarks"] = "many".into();
     let cases = [
-        ("future.json", future, "has schema version 99; this harness reads versions 1 and 2 only"),
+        ("future.json", future, "has schema version 99; this harness reads versions 1, 2 and 3 only"),
         ("unversioned.json", unversioned, "is not a harness report (it has no schema_version)"),
         ("bent.json", bent, "says a schema version this harness reads but does not have its shape"),
     ];

@@ -1,8 +1,11 @@
 //! Hidden probe workloads that test the harness's concurrency and latency measurement:
 //! `probe/thread_in_flight` and `probe/task_in_flight` record how many of their ops were in
-//! flight at once (N concurrent measurers must reach N), and `probe/every_50th_sleeps` has a
-//! known latency distribution (2% of ops take a millisecond more).
+//! flight at once (N concurrent measurers must reach N), `probe/every_50th_sleeps` has a
+//! known latency distribution (2% of ops take a millisecond more), and `probe/fixed_service`
+//! takes a fixed time per op (with an optional stall once in a while), so that an open-loop
+//! run of it is an M/D/1 (Poisson arrivals) or D/D/1 (constant) queue whose latencies theory gives.
 
+use crate::params::{ParamKind, ParamSpec};
 use crate::{AsyncWorkload, Workload, WorkloadDef, asynchronous, blocking};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -47,7 +50,81 @@ pub static WORKLOADS: &[WorkloadDef] = &[
         shareable: true,
         setup: |_| Ok(blocking(Every50thSleeps::default())),
     },
+    WorkloadDef {
+        name: "probe/fixed_service",
+        about: "spins a fixed time per op; with stall_ms, the first op after every stall_every_ms also sleeps stall_ms",
+        params: &[SERVICE_US, STALL_MS, STALL_EVERY_MS],
+        hidden: true,
+        servers: crate::def::no_servers,
+        op_floor: crate::def::OpFloor::None,
+        ops_ceiling: crate::def::no_ceiling,
+        shareable: true,
+        setup: |ctx| {
+            Ok(blocking(FixedService {
+                service: Duration::from_micros(ctx.params.int("service_us")? as u64),
+                stall: Duration::from_millis(ctx.params.int("stall_ms")? as u64),
+                every: Duration::from_millis(ctx.params.int("stall_every_ms")? as u64),
+                last_stall: std::sync::Mutex::new(Instant::now()),
+            }))
+        },
+    },
 ];
+
+const SERVICE_US: ParamSpec = ParamSpec {
+    name: "service_us",
+    about: "microseconds each op spins",
+    kind: ParamKind::Int { min: 0, max: 1_000_000 },
+    defaults: &["100"],
+};
+
+const STALL_MS: ParamSpec = ParamSpec {
+    name: "stall_ms",
+    about: "milliseconds of a stall (0: none)",
+    kind: ParamKind::Int { min: 0, max: 10_000 },
+    defaults: &["0"],
+};
+
+const STALL_EVERY_MS: ParamSpec = ParamSpec {
+    name: "stall_every_ms",
+    about: "milliseconds between two stalls",
+    kind: ParamKind::Int { min: 1, max: 3_600_000 },
+    defaults: &["1000"],
+};
+
+/// An op of a fixed service time, spun on the clock; a stall of `stall` at most once every
+/// `every` (the first op after it is due), as a server's pause would.
+#[derive(Debug)]
+pub struct FixedService {
+    service: Duration,
+    stall: Duration,
+    every: Duration,
+    last_stall: std::sync::Mutex<Instant>,
+}
+
+impl Workload for FixedService {
+    type Local = ();
+    type Output = ();
+    fn local(&self, _: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn op(&self, _: &mut ()) {
+        let start = Instant::now();
+        if !self.stall.is_zero() {
+            let mut last = self.last_stall.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if start.duration_since(*last) >= self.every {
+                *last = start;
+                drop(last);
+                std::thread::sleep(self.stall);
+            }
+        }
+        while start.elapsed() < self.service {
+            std::hint::spin_loop();
+        }
+    }
+    fn deterministic(&self) -> bool {
+        false
+    }
+}
 
 /// Ops in flight now and the most seen at once.
 #[derive(Debug, Default)]
@@ -164,6 +241,24 @@ mod tests {
         let max = Workload::observe(&*w).unwrap()[0].1;
         assert!((2..=3).contains(&max), "{max}");
         assert_eq!(Workload::observe(&*w).unwrap()[0].1, 0, "observing resets the maximum");
+    }
+
+    #[test]
+    fn a_fixed_service_op_takes_its_time_and_stalls_once_per_period() {
+        let w = FixedService {
+            service: Duration::from_micros(200),
+            stall: Duration::from_millis(20),
+            every: Duration::from_millis(500),
+            last_stall: std::sync::Mutex::new(Instant::now() - Duration::from_secs(1)),
+        };
+        let time = |w: &FixedService| {
+            let t = Instant::now();
+            w.op(&mut ());
+            t.elapsed()
+        };
+        assert!(time(&w) >= Duration::from_millis(20), "the first op is due a stall");
+        let next = time(&w);
+        assert!(next >= Duration::from_micros(200) && next < Duration::from_millis(20), "{next:?}");
     }
 
     #[test]

@@ -195,12 +195,50 @@ fn with_threads(cases: Vec<Case>, threads: &[u32]) -> Result<Vec<Case>, BadInput
         .collect())
 }
 
+/// `--rate`: every case once per rate, open-loop; refused where it cannot mean what it says
+/// (sample mode, an A/B run, a workload whose ops cannot arrive independently).
+fn with_rates(cases: Vec<Case>, args: &RunArgs, ab: bool) -> Result<Vec<Case>, BadInput> {
+    let Some(&first) = args.rate.first() else { return Ok(cases) };
+    if args.mode == crate::cli::Mode::Sample {
+        return Err(BadInput(format!(
+            "--rate {first} with --mode sample: an open-loop fork times every op from its intended start already; drop --mode sample"
+        )));
+    }
+    if ab {
+        return Err(BadInput(format!(
+            "--rate {first} in an A/B run: the latency verdict between two builds is not built yet; run each build with --rate and read both reports"
+        )));
+    }
+    if let Some(case) = cases.iter().find(|c| !c.def.shareable) {
+        return Err(BadInput(format!(
+            "--rate {first}: {} is measured in steps or resets its state before every op, so its ops cannot arrive at a rate: leave it out with --filter",
+            case.def.name
+        )));
+    }
+    let arrivals = match args.arrivals {
+        crate::cli::ArrivalsArg::Poisson => crate::rate::Arrivals::Poisson,
+        crate::cli::ArrivalsArg::Constant => crate::rate::Arrivals::Constant,
+    };
+    let mut rates: Vec<u64> = vec![];
+    for &r in &args.rate {
+        if !rates.contains(&r) {
+            rates.push(r);
+        }
+    }
+    Ok(cases
+        .into_iter()
+        .flat_map(|c| {
+            rates.iter().map(move |&per_sec| c.clone().with_rate(Some(crate::rate::Rate { per_sec, arrivals })))
+        })
+        .collect())
+}
+
 /// `harness run`: selects and checks everything, then measures; the exit code says how it went.
 /// What a run checks of its inputs before it measures anything, for `harness ab` to check
 /// before it builds: the cases the filters and params select, their server URLs, the fork
 /// count and the `--out` path.
 pub(super) fn check_inputs(args: &RunArgs) -> Result<(), BadInput> {
-    let cases = with_threads(super::select(&args.select)?.cases, &args.threads)?;
+    let cases = with_rates(with_threads(super::select(&args.select)?.cases, &args.threads)?, args, true)?;
     crate::preflight::check_urls(&cases, &args.database_url)?;
     forks(args, true)?;
     match &args.out {
@@ -211,7 +249,7 @@ pub(super) fn check_inputs(args: &RunArgs) -> Result<(), BadInput> {
 
 pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyhow::Result<ExitCode> {
     let Selected { config, name: config_name, params, cases } = super::select(&args.select)?;
-    let cases = with_threads(cases, &args.threads)?;
+    let cases = with_rates(with_threads(cases, &args.threads)?, args, args.baseline_bin.is_some())?;
     crate::preflight::check_urls(&cases, &args.database_url)?;
     let (fork_count, sequential) = forks(args, args.baseline_bin.is_some())?;
     let settings = settings(args, config, fork_count, args.baseline_bin.is_some());

@@ -15,7 +15,7 @@ pub(crate) use bisect::BisectArgs;
 pub(crate) use compare::CompareArgs;
 pub(crate) use explain::ExplainArgs;
 pub(crate) use history::{DetectFormat, HistoryAddArgs, HistoryArgs, HistoryCommand, HistoryDetectArgs};
-pub(crate) use run::{ForkCount, Interleave, LayoutCheckMode, Mode, RunArgs};
+pub(crate) use run::{ArrivalsArg, ForkCount, Interleave, LayoutCheckMode, Mode, RunArgs};
 
 /// The text under `--help`: the exit codes, and the configurations from the list the runs use.
 fn after_help() -> String {

@@ -2,7 +2,8 @@
 
 use super::SelectArgs;
 use super::values::{
-    at_least_one, at_least_one_u64, at_least_two, count, duration, fork_count, percentage, probability, thread_count,
+    at_least_one, at_least_one_u64, at_least_two, count, duration, fork_count, percentage, probability, rate,
+    thread_count,
 };
 use clap::Args;
 use std::path::PathBuf;
@@ -115,6 +116,16 @@ pub struct RunArgs {
     /// `throughput` (ops/s) or `sample` (also time individual ops into latency percentiles).
     #[arg(long, value_enum, default_value = "throughput")]
     pub mode: Mode,
+    /// Open loop: start each op at its scheduled time, OPS per second per fork (shared by its
+    /// measurers), and time it from that intended start (coordinated omission corrected); a
+    /// list such as 1k,5k makes it a dimension of the case matrix. Instruction and I/O forks
+    /// count per op and run closed-loop.
+    #[arg(long, value_name = "OPS[,OPS...]", value_delimiter = ',', value_parser = rate)]
+    pub rate: Vec<u64>,
+    /// With --rate: how ops arrive, `poisson` (exponential gaps, as independent clients
+    /// arrive) or `constant` (one every 1/OPS seconds, as wrk2 sends them).
+    #[arg(long, value_enum, default_value = "poisson", requires = "rate")]
+    pub arrivals: ArrivalsArg,
     /// Run one deterministic, balanced share of the cases (K of N), e.g. on one runner of a CI
     /// matrix; join the parts with `harness merge`.
     #[arg(long, value_name = "K/N", value_parser = crate::shard::parse)]
@@ -149,6 +160,15 @@ pub enum ForkCount {
     Fixed(u32),
     /// Fork pairs until decided (A/B runs).
     Auto,
+}
+
+/// `--arrivals`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ArrivalsArg {
+    /// Exponential gaps between ops (the default).
+    Poisson,
+    /// Even gaps.
+    Constant,
 }
 
 /// What a timed fork measures.

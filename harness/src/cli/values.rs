@@ -56,6 +56,10 @@ pub(super) fn thread_count(s: &str) -> Result<u32, String> {
     }
 }
 
+pub(super) fn rate(s: &str) -> Result<u64, String> {
+    crate::rate::parse_per_sec(s)
+}
+
 pub(super) fn positive_percentage(s: &str) -> Result<f64, String> {
     match percentage(s)? {
         0.0 => Err("must be more than 0".into()),

@@ -53,6 +53,7 @@ impl Fork {
             io: None,
             hardware_counters: None,
             latency: None,
+            open_loop: None,
             shape: None,
             observed: BTreeMap::new(),
             warmup: vec![],
@@ -88,6 +89,8 @@ impl Benchmark {
             servers: vec![],
             concurrency,
             latency: None,
+            rate: id.rate(),
+            open_loop: None,
             sequential_stop: None,
         }
     }
@@ -109,6 +112,7 @@ impl Benchmark {
         self.forks.push(fork);
         self.score = Score::from_forks(&self.forks);
         self.latency = latency::LatencySummary::from_forks(&self.forks);
+        self.open_loop = self.rate.and_then(|r| super::open_loop::OpenLoopSummary::from_forks(r, &self.forks));
         self.instructions = InstructionSummary::from_forks(&self.forks);
         self.io = io::IoSummary::from_forks(&self.forks);
         self.allocations = AllocSummary::from_forks(&self.forks, !self.servers.is_empty());
@@ -134,6 +138,7 @@ impl Benchmark {
             forks: vec![],
             score: None,
             latency: None,
+            open_loop: None,
             instructions: None,
             io: None,
             allocations: None,
@@ -162,7 +167,7 @@ impl Benchmark {
     /// Its identity, from the fields the report keeps (name, params, threads): the file is the
     /// one source, so no second copy of it can disagree with them.
     pub(crate) fn id(&self) -> CaseId {
-        CaseId::new(self.name.clone(), self.params.clone(), self.threads())
+        CaseId::new(self.name.clone(), self.params.clone(), self.threads()).with_rate(self.rate)
     }
 
     /// Whether the case's workload is measured in steps (its forks announced steps).

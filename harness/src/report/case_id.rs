@@ -1,5 +1,5 @@
 //! A case's identity, typed and built once, as criterion's `BenchmarkId` is: the workload's
-//! name, its param values and its measuring threads. Its `Display` is the one label every
+//! name, its param values, its measuring threads and, open-loop, its arrival rate. Its `Display` is the one label every
 //! command, report reader and export shows (`sql/select[db=sqlite,row_count=1000]`).
 
 use std::collections::BTreeMap;
@@ -12,12 +12,23 @@ pub(crate) struct CaseId {
     name: String,
     params: BTreeMap<String, String>,
     threads: u32,
+    rate: Option<crate::rate::Rate>,
 }
 
 impl CaseId {
     /// The identity of workload `name` with `params`, measured by `threads` threads or tasks.
     pub(crate) fn new(name: impl Into<String>, params: BTreeMap<String, String>, threads: u32) -> CaseId {
-        CaseId { name: name.into(), params, threads }
+        CaseId { name: name.into(), params, threads, rate: None }
+    }
+
+    /// The same case run open-loop at `rate` (or closed-loop with `None`).
+    pub(crate) fn with_rate(self, rate: Option<crate::rate::Rate>) -> CaseId {
+        CaseId { rate, ..self }
+    }
+
+    /// The open-loop arrival rate (`--rate`), if any.
+    pub(crate) fn rate(&self) -> Option<crate::rate::Rate> {
+        self.rate
     }
 
     /// The workload's name, `group/name`.
@@ -41,6 +52,9 @@ impl CaseId {
         let mut p: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
         if self.threads != 1 {
             p.push(format!("threads={}", self.threads));
+        }
+        if let Some(rate) = self.rate {
+            p.push(format!("rate={rate}"));
         }
         p.join(",")
     }
@@ -73,6 +87,16 @@ mod tests {
         assert_eq!(id.to_string(), "sql/select[db=sqlite,row_count=10,threads=4]");
         assert_eq!(id.bracketed_params(), "[db=sqlite,row_count=10,threads=4]");
         assert_eq!(CaseId::new("a", params(&[]), 2).params_text(), "threads=2");
+    }
+
+    #[test]
+    fn a_rate_comes_last_and_tells_cases_apart() {
+        use crate::rate::{Arrivals, Rate};
+        let id = CaseId::new("a", params(&[("k", "1")]), 2);
+        let open = id.clone().with_rate(Some(Rate { per_sec: 500, arrivals: Arrivals::Poisson }));
+        assert_eq!(open.to_string(), "a[k=1,threads=2,rate=500/s]");
+        assert_ne!(open, id);
+        assert_eq!(open.rate().map(|r| r.per_sec), Some(500));
     }
 
     #[test]

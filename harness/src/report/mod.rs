@@ -11,6 +11,7 @@ pub(crate) mod growth;
 pub(crate) mod io;
 pub(crate) mod latency;
 pub(crate) mod meta;
+pub(crate) mod open_loop;
 pub(crate) mod read;
 mod score;
 pub(crate) mod system;
@@ -26,12 +27,13 @@ pub(crate) use meta::Meta;
 pub(crate) use score::{AllocSummary, InstructionSummary, Score};
 
 /// Version of the report document; bump it on any incompatible change.
-pub(crate) const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = 3;
 
 /// The versions a report may have to be read: every version since 1. Version 2 added
-/// `meta.run_id`, `meta.merged.part_run_ids` and `meta.merged.missing_shards`, all optional, so
-/// a version 1 report reads into the same types.
-pub(crate) const READABLE_VERSIONS: [u32; 2] = [1, 2];
+/// `meta.run_id`, `meta.merged.part_run_ids` and `meta.merged.missing_shards`, version 3 a
+/// case's `rate` and `open_loop` and a fork's `open_loop` (`--rate`), all optional, so older
+/// reports read into the same types.
+pub(crate) const READABLE_VERSIONS: [u32; 3] = [1, 2, 3];
 
 /// A whole run: metadata and one entry per benchmark case.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -125,6 +127,13 @@ pub(crate) struct Benchmark {
     /// Sample-time mode (`--mode sample`): latency percentiles over the ok forks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<latency::LatencySummary>,
+    /// Open-loop mode (`--rate`): the arrival rate every timed fork was scheduled at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<crate::rate::Rate>,
+    /// Open-loop mode: latency from the intended and the actual start, and scheduling lag,
+    /// over the forks that kept the rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<open_loop::OpenLoopSummary>,
     /// `--forks auto`: why the case stopped adding fork pairs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential_stop: Option<SequentialStop>,
@@ -234,6 +243,9 @@ pub(crate) struct Fork {
     /// Sample-time mode: this fork's latency histogram.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<latency::ForkLatency>,
+    /// Open-loop mode: this fork's schedule, its three histograms and whether it kept the rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<open_loop::ForkOpenLoop>,
     /// The op's shape as the worker reported it (recorded on the case, not per fork).
     #[serde(skip)]
     #[schemars(skip)]

@@ -22,9 +22,10 @@ pub(crate) fn read_report(path: &std::path::Path, which: &str) -> Result<Report,
         Some(v) if READABLE_VERSIONS.iter().any(|&r| u64::from(r) == v) => {}
         Some(v) => {
             let readable: Vec<String> = READABLE_VERSIONS.iter().map(u32::to_string).collect();
+            let (last, rest) = readable.split_last().expect("some version is readable");
             return Err(BadInput(format!(
-                "{which} report {shown} has schema version {v}; this harness reads versions {} only: read it with the harness that wrote it, or measure again",
-                readable.join(" and ")
+                "{which} report {shown} has schema version {v}; this harness reads versions {} and {last} only: read it with the harness that wrote it, or measure again",
+                rest.join(", ")
             )));
         }
         None => {

@@ -37,6 +37,7 @@ fn task() -> Task {
         sample: false,
         lockstep: false,
         io: None,
+        rate: None,
     }
 }
 

@@ -4,6 +4,7 @@
 use super::ending::{clip, exit_failure, stop_reason, with_status};
 use super::spawn::{PipeEvent, Worker};
 use crate::protocol::{IterationKind, Message, PROTOCOL_VERSION, Stage, Task, VerifyPhase};
+use crate::report::open_loop::ForkOpenLoop;
 use crate::report::{Failure, FailureKind, Fork, ForkStatus, Iteration, latency::ForkLatency};
 use std::process::ExitStatus;
 use std::sync::atomic::AtomicBool;
@@ -83,12 +84,8 @@ impl<'a> Progress<'a> {
                 };
                 self.iteration(*kind, *index, iteration)?;
             }
-            (true, Message::Latency { ops_per_sample, histogram }) => {
-                if !self.task.sample || self.fork.latency.is_some() {
-                    return Err("an unexpected latency message".into());
-                }
-                self.fork.latency = Some(ForkLatency { ops_per_sample: *ops_per_sample, histogram: histogram.clone() });
-            }
+            (true, Message::Latency { .. }) => self.latency(m)?,
+            (true, Message::OpenLoop { .. }) => self.open_loop(m)?,
             (true, Message::Instrumented { ops, deterministic }) => {
                 if self.task.instructions.is_none() || self.instrumented.is_some() {
                     return Err("an unexpected instrumented message".into());
@@ -117,6 +114,36 @@ impl<'a> Progress<'a> {
                 self.failure.get_or_insert((failure_kind(*stage), message.clone()));
             }
         }
+        Ok(())
+    }
+
+    /// A sample-mode fork's latency histogram.
+    fn latency(&mut self, m: &Message) -> Result<(), String> {
+        let Message::Latency { ops_per_sample, histogram } = m else {
+            return Ok(());
+        };
+        if !self.task.sample || self.fork.latency.is_some() {
+            return Err("an unexpected latency message".into());
+        }
+        self.fork.latency = Some(ForkLatency { ops_per_sample: *ops_per_sample, histogram: histogram.clone() });
+        Ok(())
+    }
+
+    /// An open-loop fork's schedule and histograms, judged against the task's rate.
+    fn open_loop(&mut self, m: &Message) -> Result<(), String> {
+        let Message::OpenLoop { scheduled, ran, nanos, corrected, uncorrected, lag } = m else {
+            return Ok(());
+        };
+        let Some(rate) = self.task.rate.filter(|_| self.fork.open_loop.is_none()) else {
+            return Err("an unexpected open_loop message".into());
+        };
+        let planned = self.task.iteration_nanos * u64::from(self.task.iterations);
+        self.fork.open_loop = Some(ForkOpenLoop::judged(
+            rate,
+            planned,
+            (*scheduled, *ran, *nanos),
+            (corrected.clone(), uncorrected.clone(), lag.clone()),
+        ));
         Ok(())
     }
 
@@ -181,6 +208,12 @@ impl<'a> Progress<'a> {
         if !self.verified_after || !measured {
             return Err("done before every iteration and check was reported".into());
         }
+        if self.task.rate.is_some() && self.fork.open_loop.is_none() {
+            return Err(
+                "the worker measured closed-loop: its build predates --rate; build both sides from a commit that has it"
+                    .into(),
+            );
+        }
         self.done = true;
         Ok(())
     }
@@ -193,6 +226,7 @@ fn kind(m: &Message) -> &'static str {
         Message::Calibrated { .. } => "calibrated",
         Message::Iteration { .. } => "iteration",
         Message::Latency { .. } => "latency",
+        Message::OpenLoop { .. } => "open_loop",
         Message::Instrumented { .. } => "instrumented",
         Message::IoCounted { .. } => "io_counted",
         Message::Tallied { .. } => "tallied",
@@ -368,6 +402,7 @@ pub(super) mod tests {
             sample: false,
             lockstep: false,
             io: None,
+            rate: None,
         }
     }
 
@@ -412,6 +447,40 @@ pub(super) mod tests {
         p.apply(&Message::Verified { phase: VerifyPhase::After }).unwrap();
         p.apply(&Message::Done).unwrap();
         assert!(p.done);
+    }
+
+    #[test]
+    fn an_open_loop_fork_needs_its_open_loop_message_and_a_closed_one_refuses_it() {
+        let open = Message::OpenLoop {
+            scheduled: 2,
+            ran: 2,
+            nanos: 2,
+            corrected: vec![(5, 2)],
+            uncorrected: vec![(4, 2)],
+            lag: vec![(1, 2)],
+        };
+        let closed = task();
+        let mut p = progress(&closed);
+        p.apply(&hello(PROTOCOL_VERSION)).unwrap();
+        assert!(p.apply(&open).unwrap_err().contains("unexpected open_loop"));
+        // A worker that ignored the rate (an older build) ends without one.
+        let t = Task {
+            warmup_iterations: 0,
+            iterations: 0,
+            rate: Some(crate::rate::Rate { per_sec: 2, arrivals: crate::rate::Arrivals::Poisson }),
+            ..task()
+        };
+        let mut p = progress(&t);
+        p.apply(&hello(PROTOCOL_VERSION)).unwrap();
+        p.apply(&Message::Verified { phase: VerifyPhase::After }).unwrap();
+        assert!(p.apply(&Message::Done).unwrap_err().contains("its build predates --rate"));
+        let mut p = progress(&t);
+        p.apply(&hello(PROTOCOL_VERSION)).unwrap();
+        p.apply(&open).unwrap();
+        assert!(p.apply(&open).is_err(), "one open_loop message per fork");
+        p.apply(&Message::Verified { phase: VerifyPhase::After }).unwrap();
+        p.apply(&Message::Done).unwrap();
+        assert_eq!(p.fork.open_loop.as_ref().map(|o| o.ran), Some(2));
     }
 
     #[test]

@@ -60,6 +60,7 @@ fn io_task(case: &Case, fork_index: u32, ctx: &RunContext<'_>, io: &IoSettings) 
         sample: false,
         count_allocations: false,
         io: Some(IoTask { ops: io.ops }),
+        rate: None,
         ..super::task(case, fork_index, ctx, None)
     }
 }

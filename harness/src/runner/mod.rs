@@ -317,6 +317,7 @@ fn task(case: &Case, fork_index: u32, ctx: &RunContext<'_>, instr: Option<&Instr
         sample: timed && ctx.sample,
         lockstep: false,
         io: None,
+        rate: if timed { case.rate() } else { None },
     }
 }
 

@@ -1,14 +1,33 @@
 //! The measurers of one fork: the worker's own thread, N OS threads (blocking workloads) or N
 //! tasks on the workload's runtime (async workloads), each running the op in its own loop with
 //! its own local state, all starting an iteration together. In sample-time mode every group of
-//! `k` ops is timed on its own.
+//! `k` ops is timed on its own; in open-loop mode (`--rate`) every op starts at its scheduled
+//! time ([`super::open_loop`]).
 
 use std::any::Any;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 
+use super::open_loop::{self, OpenPlan, OpenRecord};
 use workloads::{Bench, Concurrent, IterationPlan, TaskRun, run_iteration};
+
+/// How every measurer runs one iteration.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Plan {
+    /// As fast as it can, in batches (or timed groups) of ops.
+    Closed(IterationPlan),
+    /// Each op at its scheduled time.
+    Open(OpenPlan),
+}
+
+/// One measurer's loop over one iteration, closed or open.
+fn run_plan(bench: &mut dyn Bench, open: &mut open_loop::Measurer, plan: Plan) -> TaskRun {
+    match plan {
+        Plan::Closed(p) => run_iteration(bench, p),
+        Plan::Open(p) => open.iteration(bench, p),
+    }
+}
 
 /// What an iteration of every measurer added up to.
 #[derive(Debug, Default)]
@@ -43,9 +62,10 @@ type Reply = Result<TaskRun, Box<dyn Any + Send>>;
 
 /// N OS threads, each holding a [`Bench`], parked between iterations.
 pub(crate) struct Threads {
-    orders: Vec<Sender<Option<IterationPlan>>>,
+    orders: Vec<Sender<Option<Plan>>>,
     replies: Receiver<(usize, Reply)>,
-    handles: Vec<JoinHandle<()>>,
+    /// Each thread ends with what its open-loop iterations recorded.
+    handles: Vec<JoinHandle<OpenRecord>>,
 }
 
 impl Threads {
@@ -55,22 +75,24 @@ impl Threads {
         let (reply_tx, replies) = channel();
         let (mut orders, mut handles) = (vec![], vec![]);
         for (i, mut bench) in benches.into_iter().enumerate() {
-            let (tx, rx) = channel::<Option<IterationPlan>>();
+            let (tx, rx) = channel::<Option<Plan>>();
             let (barrier, reply_tx) = (Arc::clone(&barrier), reply_tx.clone());
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("measure-{i}"))
                     .spawn(move || {
+                        let mut open = open_loop::Measurer::new(i);
                         while let Ok(Some(plan)) = rx.recv() {
                             barrier.wait();
                             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                run_iteration(bench.as_mut(), plan)
+                                run_plan(bench.as_mut(), &mut open, plan)
                             }));
                             let failed = run.is_err();
                             if reply_tx.send((i, run)).is_err() || failed {
-                                return;
+                                break;
                             }
                         }
+                        open.record
                     })
                     .expect("spawn a measuring thread"),
             );
@@ -79,7 +101,7 @@ impl Threads {
         Threads { orders, replies, handles }
     }
 
-    fn run(&mut self, plan: IterationPlan) -> Outcome {
+    fn run(&mut self, plan: Plan) -> Outcome {
         for o in &self.orders {
             o.send(Some(plan)).expect("measuring threads wait for orders");
         }
@@ -95,21 +117,32 @@ impl Threads {
     }
 }
 
-impl Drop for Threads {
-    fn drop(&mut self) {
+impl Threads {
+    /// Ends every thread and merges what their open-loop iterations recorded.
+    fn finish(&mut self) -> OpenRecord {
         for o in &self.orders {
             let _ = o.send(None);
         }
+        let mut all = OpenRecord::default();
         for h in self.handles.drain(..) {
-            let _ = h.join();
+            if let Ok(record) = h.join() {
+                all.merge(&record);
+            }
         }
+        all
+    }
+}
+
+impl Drop for Threads {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 
 /// The measurers of a fork.
 pub(crate) enum Crew {
     /// The worker's own thread.
-    Single(Box<dyn Bench>),
+    Single(Box<dyn Bench>, Box<open_loop::Measurer>),
     /// OS threads (blocking workloads).
     Threads(Threads),
     /// Tasks on the workload's runtime (async workloads).
@@ -117,12 +150,28 @@ pub(crate) enum Crew {
 }
 
 impl Crew {
-    /// Runs one iteration of every measurer.
-    pub(crate) fn run(&mut self, plan: IterationPlan) -> Outcome {
+    /// The worker's own thread as the one measurer.
+    pub(crate) fn single(bench: Box<dyn Bench>) -> Crew {
+        Crew::Single(bench, Box::new(open_loop::Measurer::new(0)))
+    }
+
+    /// Runs one iteration of every measurer. Async tasks run closed plans only (the worker
+    /// refuses an open-loop fork of several tasks before it measures).
+    pub(crate) fn run(&mut self, plan: Plan) -> Outcome {
+        match (self, plan) {
+            (Crew::Single(bench, open), plan) => combine(vec![run_plan(bench.as_mut(), open, plan)]),
+            (Crew::Threads(t), plan) => t.run(plan),
+            (Crew::Tasks(c), Plan::Closed(plan)) => combine(c.run(plan)),
+            (Crew::Tasks(_), Plan::Open(_)) => unreachable!("open-loop tasks are refused before measuring"),
+        }
+    }
+
+    /// Ends the measurers and merges what their open-loop iterations recorded.
+    pub(crate) fn finish(self) -> OpenRecord {
         match self {
-            Crew::Single(bench) => combine(vec![run_iteration(bench.as_mut(), plan)]),
-            Crew::Threads(t) => t.run(plan),
-            Crew::Tasks(c) => combine(c.run(plan)),
+            Crew::Single(_, open) => open.record,
+            Crew::Threads(mut t) => t.finish(),
+            Crew::Tasks(_) => OpenRecord::default(),
         }
     }
 }
@@ -154,7 +203,7 @@ mod tests {
         let benches: Vec<Box<dyn Bench>> =
             (0..3).map(|_| Box::new(Counter(Arc::clone(&total))) as Box<dyn Bench>).collect();
         let mut crew = Crew::Threads(Threads::start(benches));
-        let plan = IterationPlan { batch: 10, time: Duration::from_millis(5), sample: None };
+        let plan = Plan::Closed(IterationPlan { batch: 10, time: Duration::from_millis(5), sample: None });
         for _ in 0..2 {
             let before = total.load(std::sync::atomic::Ordering::Relaxed);
             let o = crew.run(plan);
@@ -186,11 +235,29 @@ mod tests {
     #[test]
     fn sampling_times_every_group() {
         let total = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let mut crew = Crew::Single(Box::new(Counter(total)));
-        let o = crew.run(IterationPlan { batch: 8, time: Duration::from_millis(2), sample: Some(4) });
+        let mut crew = Crew::single(Box::new(Counter(total)));
+        let o = crew.run(Plan::Closed(IterationPlan { batch: 8, time: Duration::from_millis(2), sample: Some(4) }));
         assert_eq!(o.samples.len() as u64 * 4, o.ops);
         assert!(o.samples.iter().all(|&s| s >= 50_000), "each group sleeps 50 µs");
         assert!(o.thread_ops.is_empty());
+    }
+
+    #[test]
+    fn open_loop_threads_share_the_rate_and_hand_back_their_records() {
+        let benches: Vec<Box<dyn Bench>> = (0..2).map(|_| Box::new(Plain(0)) as Box<dyn Bench>).collect();
+        let mut crew = Crew::Threads(Threads::start(benches));
+        let plan = OpenPlan {
+            per_sec: 1000.0,
+            arrivals: crate::rate::Arrivals::Constant,
+            time: Duration::from_millis(20),
+            record: true,
+            fork: 0,
+        };
+        let o = crew.run(Plan::Open(plan));
+        // Each thread: one op a millisecond, 20 in 20 ms.
+        assert_eq!((o.ops, o.thread_ops.clone()), (40, vec![20, 20]));
+        let record = crew.finish();
+        assert_eq!((record.scheduled, record.ran, record.corrected.len()), (40, 40, 40));
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub(crate) mod counters;
 mod counting;
 pub(crate) mod crew;
 pub(crate) mod measure;
+mod open_loop;
 
 use crate::protocol::{
     AllocCount, HwCount, IterationKind, Message, PROTOCOL_VERSION, RESULT_FD, Stage, Task, VerifyPhase,
@@ -216,17 +217,22 @@ fn time_iterations(
             crew::ops_per_sample(start.elapsed().as_nanos() as f64 / batch as f64, batch)
         }
     });
+    if let Some(why) = open_loop_refused(task, prepared, steps.is_some() || per_op_reset) {
+        return Err(ch.fail(Stage::Task, &anyhow::anyhow!(why)));
+    }
     let crew = assemble_crew(prepared, bench, task.threads.max(1) as usize).map_err(|e| ch.fail(Stage::Setup, &e))?;
     if task.count_allocations {
         crate::alloc::enable();
     }
     let mut m = Measurer { crew, hw, batch, sample, per_op_reset, histogram: crate::protocol::new_histogram() };
+    let mut measured_nanos = 0;
     for (kind, lengths) in phases(task, steps) {
         for (index, length) in (0u32..).zip(lengths) {
             await_go(ch, task);
             let message = m.iteration(task, prepared, kind, index, length).map_err(|e| ch.fail(Stage::Verify, &e))?;
-            if let Message::Iteration { ops, .. } = &message {
+            if let Message::Iteration { ops, nanos, .. } = &message {
                 ops_run += ops;
+                measured_nanos += if kind == IterationKind::Measure { *nanos } else { 0 };
             }
             ch.send(&message);
         }
@@ -237,10 +243,39 @@ fn time_iterations(
             histogram: crate::protocol::buckets(&m.histogram),
         });
     }
-    drop(m);
+    let record = m.crew.finish();
+    if task.rate.is_some() {
+        ch.send(&Message::OpenLoop {
+            scheduled: record.scheduled,
+            ran: record.ran,
+            nanos: measured_nanos,
+            corrected: crate::protocol::buckets(&record.corrected),
+            uncorrected: crate::protocol::buckets(&record.uncorrected),
+            lag: crate::protocol::buckets(&record.lag),
+        });
+    }
     tally_after(ch, prepared, tallied_before, ops_run)?;
     await_go(ch, task);
     Ok(())
+}
+
+/// Why this fork cannot run open-loop (`--rate`), if it cannot: its ops are not independent
+/// arrivals (a stepped workload, or one that resets before every op), or it runs several async
+/// tasks, whose open-loop schedule is not built yet.
+fn open_loop_refused(task: &Task, prepared: &dyn Prepared, stepped_or_reset: bool) -> Option<String> {
+    let rate = task.rate?;
+    if stepped_or_reset {
+        return Some(format!(
+            "--rate {}: {} is measured in steps or resets its state before every op, so its ops cannot arrive at a rate: leave it out with --filter",
+            rate.per_sec, task.workload
+        ));
+    }
+    (task.threads > 1 && prepared.shape() == workloads::Shape::Async).then(|| {
+        format!(
+            "--rate {} with --threads {}: open-loop async tasks are not built yet; run {} with --threads 1 (one measurer) or measure its blocking twin",
+            rate.per_sec, task.threads, task.workload
+        )
+    })
 }
 
 /// How long each iteration runs: the task's warmup and measured iterations of fixed time, or
@@ -334,7 +369,7 @@ fn open_counters(ch: &mut Channel) -> Option<counters::HwCounters> {
 /// N OS threads each with its own local state (blocking).
 fn assemble_crew(prepared: &dyn Prepared, bench: Box<dyn Bench>, threads: usize) -> anyhow::Result<crew::Crew> {
     if threads == 1 {
-        return Ok(crew::Crew::Single(bench));
+        return Ok(crew::Crew::single(bench));
     }
     if prepared.shape() == workloads::Shape::Async {
         // The calibration's measurer lets go of its local state (a held connection) first.
@@ -360,6 +395,21 @@ struct Measurer {
 }
 
 impl Measurer {
+    /// How every measurer runs a timed iteration of `time`: open-loop at its share of the
+    /// task's rate, or closed in calibrated batches.
+    fn plan(task: &Task, kind: IterationKind, time: Duration, batch: u64, sample: Option<u64>) -> crew::Plan {
+        match task.rate {
+            Some(rate) => crew::Plan::Open(open_loop::OpenPlan {
+                per_sec: rate.per_sec as f64 / f64::from(task.threads.max(1)),
+                arrivals: rate.arrivals,
+                time,
+                record: kind == IterationKind::Measure,
+                fork: task.fork_index,
+            }),
+            None => crew::Plan::Closed(workloads::IterationPlan { batch, time, sample }),
+        }
+    }
+
     /// Runs one iteration and returns its message; fails when observing afterwards fails.
     fn iteration(
         &mut self,
@@ -373,16 +423,15 @@ impl Measurer {
         if let Some(c) = self.hw.as_mut() {
             c.start();
         }
+        let (batch, sample) = (self.batch, self.sample);
         let outcome = match (&mut self.crew, self.per_op_reset, length) {
-            (crew::Crew::Single(bench), _, measure::Length::Ops(n)) => measure::step(bench.as_mut(), n),
-            (crew::Crew::Single(bench), true, measure::Length::Time(time)) => {
+            (crew::Crew::Single(bench, _), _, measure::Length::Ops(n)) => measure::step(bench.as_mut(), n),
+            (crew::Crew::Single(bench, _), true, measure::Length::Time(time)) => {
                 let mut samples = vec![];
                 let (ops, nanos) = measure::reset_iteration(bench.as_mut(), time, &mut samples);
                 crew::Outcome { ops, nanos, thread_ops: vec![], samples }
             }
-            (crew, _, measure::Length::Time(time)) => {
-                crew.run(workloads::IterationPlan { batch: self.batch, time, sample: self.sample })
-            }
+            (crew, _, measure::Length::Time(time)) => crew.run(Self::plan(task, kind, time, batch, sample)),
             (_, _, measure::Length::Ops(_)) => unreachable!("a stepped fork has one measurer"),
         };
         let hw = self.hw.as_mut().and_then(|c| c.stop()).map(|(i, c)| HwCount { inst_retired: i, cycles: c });
