@@ -19,7 +19,9 @@ fn bad_ranges_and_selections_are_refused_in_one_line() {
     refused(&with("HEAD", "HEAD"), "are the same commit");
     refused(&with("no-such-ref-anywhere", "HEAD"), "GOOD 'no-such-ref-anywhere' is not a commit");
     refused(&with("HEAD", "HEAD~1"), "is not an ancestor of BAD");
-    refused(&["HEAD~1", "HEAD", "smoke", "-f", "^baseline/"], "follows one case");
+    refused(&["HEAD~1", "HEAD", "smoke", "-f", "^baseline/"], "follows one case and -f '^baseline/' selects");
+    refused(&["HEAD~1", "HEAD", "smoke", "-f", "^baseline/"], "(baseline/");
+    refused(&["HEAD~1", "HEAD", "smoke"], "follows one case and no -f selects");
     refused(&["HEAD~1", "HEAD", "smoke", "-f", "^nothing/matches$"], "no workload matches");
     refused(
         &[&["HEAD~1", "HEAD"][..], &case[..], &["--layouts", "30"][..]].concat(),

@@ -111,19 +111,23 @@ fn poisson_arrivals_give_the_m_d_1_mean_latency_at_half_and_four_fifths_load() {
 }
 
 #[test]
-fn constant_arrivals_below_saturation_add_nothing_but_the_scheduler_s_error_at_p99() {
+fn constant_arrivals_below_saturation_take_the_service_time() {
     let (out, case) = probe("5000", "constant", &[]);
     assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
     let open = &case["open_loop"];
-    let corrected = nanos(&open["corrected"]["percentiles"]["p99"]);
-    let alone = nanos(&open["uncorrected"]["percentiles"]["p99"]);
-    let lag = nanos(&open["lag"]["percentiles"]["p99"]);
-    // No op queues behind another: from the intended start is from the actual start, within
-    // the generator's lag and the histogram's 0.1% precision.
-    assert!(corrected <= alone * 1.002 + lag + 1_000.0, "p99 {corrected} ns, alone {alone} ns, lag p99 {lag} ns");
-    // The op itself: its 100 µs and what the VM adds at the 99th percentile.
     let d = SERVICE_US * 1e3;
-    assert!(alone >= d && alone < d * 1.25, "uncorrected p99 {alone} ns for a {d} ns op");
+    let at = |h: &str, p: &str| nanos(&open[h]["percentiles"][p]);
+    // No op waits for another: the median op takes D from its intended start, within 1%.
+    assert!(
+        (at("corrected", "p50") / d - 1.0).abs() < 0.01,
+        "corrected p50 {} ns for a {d} ns op",
+        at("corrected", "p50")
+    );
+    // At p99, D and what the shared VM adds: a preempted op, and the one it makes wait (this
+    // run in CI: 102 µs; scripts/open-loop's rounds: up to 113 µs).
+    for h in ["corrected", "uncorrected"] {
+        assert!(at(h, "p99") >= d && at(h, "p99") < 1.25 * d, "{h} p99 {} ns for a {d} ns op", at(h, "p99"));
+    }
     assert!(case["name"] == "probe/fixed_service" && open["rate"]["arrivals"] == "constant");
 }
 

@@ -197,11 +197,18 @@ fn end_name(args: &BisectArgs, good: bool) -> String {
 /// The one case the selection names, refused unless it is exactly one.
 fn one_case(args: &BisectArgs) -> Result<String, BadInput> {
     let cases = super::select(&args.select)?.cases;
+    let filters: Vec<String> = args.select.filter.iter().map(|f| format!("-f '{f}'")).collect();
+    let chosen = if filters.is_empty() { "no -f".to_string() } else { filters.join(" ") };
+    let mut named: Vec<String> = cases.iter().take(3).map(|c| c.id().to_string()).collect();
+    if cases.len() > 3 {
+        named.push("…".into());
+    }
     match cases.as_slice() {
         [case] => Ok(case.id().to_string()),
         _ => Err(BadInput(format!(
-            "harness bisect follows one case and the selection has {}: narrow it with -f '^group/name$' and one value per -p",
-            cases.len()
+            "harness bisect follows one case and {chosen} selects {} ({}): narrow it with -f '^group/name$' and one value per -p",
+            cases.len(),
+            named.join(", ")
         ))),
     }
 }
