@@ -91,6 +91,13 @@ const STALL_EVERY_MS: ParamSpec = ParamSpec {
     defaults: &["1000"],
 };
 
+/// Spins on the clock until `at`: CPU work of a known length, whatever the CPU.
+fn spin_until(at: Instant) {
+    while Instant::now() < at {
+        std::hint::spin_loop();
+    }
+}
+
 /// An op of a fixed service time, spun on the clock; a stall of `stall` at most once every
 /// `every` (the first op after it is due), as a server's pause would.
 #[derive(Debug)]
@@ -117,9 +124,7 @@ impl Workload for FixedService {
                 std::thread::sleep(self.stall);
             }
         }
-        while start.elapsed() < self.service {
-            std::hint::spin_loop();
-        }
+        spin_until(start + self.service);
     }
     fn deterministic(&self) -> bool {
         false
@@ -206,10 +211,7 @@ impl Workload for Every50thSleeps {
         Ok(())
     }
     fn op(&self, _: &mut ()) {
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_micros(2) {
-            std::hint::spin_loop();
-        }
+        spin_until(Instant::now() + Duration::from_micros(2));
         if self.ops.fetch_add(1, Ordering::Relaxed) % 50 == 49 {
             std::thread::sleep(Duration::from_millis(1));
         }

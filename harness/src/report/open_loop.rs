@@ -54,7 +54,7 @@ impl ForkOpenLoop {
     ) -> ForkOpenLoop {
         let achieved_per_sec = if nanos == 0 { 0.0 } else { ran as f64 * 1e9 / nanos as f64 };
         let intended = scheduled as f64 * 1e9 / planned_nanos.max(1) as f64;
-        let lag_p99 = histogram(&lag).map_or(0, |h| h.value_at_quantile(0.99));
+        let lag_p99 = histogram(lag.iter().copied()).map_or(0, |h| h.value_at_quantile(0.99));
         let shown = crate::format::si;
         let missed = if ran < scheduled {
             Some(format!(
@@ -139,14 +139,8 @@ impl OpenLoopSummary {
             return None;
         }
         let kept: Vec<&&ForkOpenLoop> = open.iter().filter(|o| o.missed.is_none()).collect();
-        let merged = |pick: fn(&ForkOpenLoop) -> &Vec<(u64, u64)>| {
-            let mut h = new_histogram();
-            for o in &kept {
-                for &(v, n) in pick(o) {
-                    let _ = h.record_n(v.clamp(1, MAX_NANOS), n);
-                }
-            }
-            (!h.is_empty()).then(|| Percentiles::of(&h))
+        let merged = |pick: fn(&ForkOpenLoop) -> &Buckets| {
+            histogram(kept.iter().flat_map(|o| pick(o).iter().copied())).map(|h| Percentiles::of(&h))
         };
         Some(OpenLoopSummary {
             rate,
@@ -162,9 +156,9 @@ impl OpenLoopSummary {
 }
 
 /// A histogram of recorded buckets; `None` when empty or out of bounds.
-fn histogram(buckets: &[(u64, u64)]) -> Option<hdrhistogram::Histogram<u64>> {
+fn histogram(buckets: impl IntoIterator<Item = (u64, u64)>) -> Option<hdrhistogram::Histogram<u64>> {
     let mut h = new_histogram();
-    for &(v, n) in buckets {
+    for (v, n) in buckets {
         h.record_n(v.clamp(1, MAX_NANOS), n).ok()?;
     }
     (!h.is_empty()).then_some(h)
