@@ -18,6 +18,9 @@ pub enum Metric {
     /// Round trips, statements, messages, bytes and rows per op (`harness run --io`); lower
     /// is better, and any more round trips, statements or messages regress.
     Io,
+    /// A percentile of open-loop latency, coordinated omission corrected (`harness run --rate`),
+    /// fork pair by fork pair at the same rate; lower is better.
+    Latency,
 }
 
 impl Metric {
@@ -27,6 +30,7 @@ impl Metric {
             Metric::Throughput => "throughput",
             Metric::Instructions => "instructions",
             Metric::Io => "io",
+            Metric::Latency => "latency",
         }
     }
 
@@ -36,6 +40,7 @@ impl Metric {
             Metric::Throughput => "timed forks",
             Metric::Instructions => "instruction counts",
             Metric::Io => "I/O counts",
+            Metric::Latency => "open-loop latency",
         }
     }
 
@@ -45,12 +50,13 @@ impl Metric {
             Metric::Throughput => None,
             Metric::Instructions => Some("--instructions"),
             Metric::Io => Some("--io"),
+            Metric::Latency => Some("--rate OPS"),
         }
     }
 
     /// Whether it is a count (judged against a threshold) rather than a timing (a statistical test).
     pub(crate) fn is_count(self) -> bool {
-        self.run_flag().is_some()
+        matches!(self, Metric::Instructions | Metric::Io)
     }
 
     /// Whether the case recorded it.
@@ -59,6 +65,7 @@ impl Metric {
             Metric::Throughput => b.forks_ok() > 0,
             Metric::Instructions => b.instructions.is_some(),
             Metric::Io => b.io.is_some(),
+            Metric::Latency => b.open_loop.as_ref().is_some_and(|o| o.corrected.is_some()),
         }
     }
 
@@ -88,7 +95,7 @@ pub(crate) struct Measure {
 impl Metric {
     /// The metrics whose figures are secondary to a case's score (each export's primary figure
     /// is its throughput).
-    pub(crate) const SECONDARY: [Metric; 2] = [Metric::Instructions, Metric::Io];
+    pub(crate) const SECONDARY: [Metric; 3] = [Metric::Instructions, Metric::Io, Metric::Latency];
 
     /// The case's figures of this metric, every one it recorded (none for throughput, which
     /// each export carries as its score).
@@ -96,6 +103,7 @@ impl Metric {
         let m = |name, value, range, unit| Measure { name, value, range, unit };
         match self {
             Metric::Throughput => vec![],
+            Metric::Latency => latency_measures(b),
             Metric::Instructions => b
                 .instructions
                 .iter()
@@ -120,6 +128,24 @@ impl Metric {
     }
 }
 
+/// An open-loop case's corrected percentiles (JMH `SampleTime`-like), in nanoseconds, each
+/// with its range over the forks that kept the rate.
+fn latency_measures(b: &Benchmark) -> Vec<Measure> {
+    let Some(corrected) = b.open_loop.as_ref().and_then(|o| o.corrected.as_ref()) else { return vec![] };
+    LATENCY_MEASURES
+        .iter()
+        .filter_map(|&(key, name)| {
+            let value = corrected.at(key)? as f64;
+            let forks: Vec<f64> = b.kept_open_forks().filter_map(|f| f.corrected_at(key)).map(|v| v as f64).collect();
+            let range = forks.iter().copied().reduce(f64::min).zip(forks.iter().copied().reduce(f64::max));
+            Some(Measure { name, value, range, unit: "ns" })
+        })
+        .collect()
+}
+
+/// The percentiles an export carries of an open-loop case: the report's key and the export's name.
+pub(crate) const LATENCY_MEASURES: [(&str, &str); 3] = [("p50", "latency_p50"), ("p99", "latency_p99"), ("p99.9", "latency_p99_9")];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,7 +157,7 @@ mod tests {
             let flag = m.to_possible_value().unwrap();
             assert_eq!(flag.get_name(), m.name());
             assert_eq!(serde_json::to_value(m).unwrap(), m.name());
-            assert_eq!(m.is_count(), m != Metric::Throughput, "{}", m.name());
+            assert_eq!(m.is_count(), !matches!(m, Metric::Throughput | Metric::Latency), "{}", m.name());
         }
     }
 }

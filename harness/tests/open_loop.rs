@@ -206,7 +206,7 @@ fn bad_rates_and_combinations_are_refused_before_anything_runs() {
         (&["--rate", "1.5"], "whole number"),
         (&["--arrivals", "constant"], "--rate"),
         (&["--rate", "1000", "--mode", "sample"], "drop --mode sample"),
-        (&["--rate", "1000", "--baseline-bin", "/bin/true"], "not built yet"),
+        (&["--rate", "1000", "--baseline-bin", "/bin/true", "--forks", "auto"], "give a fixed count"),
     ];
     for (flags, says) in cases {
         let (_dir, path) = report_path();
@@ -225,4 +225,52 @@ fn bad_rates_and_combinations_are_refused_before_anything_runs() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(code(&out), 2, "{stderr}");
     assert!(stderr.contains("cannot arrive at a rate"), "{stderr}");
+}
+
+#[test]
+fn an_ab_run_at_a_rate_is_judged_on_its_p99_fork_pair_by_fork_pair() {
+    let _one = TIMED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (_dir, path) = report_path();
+    let out = harness()
+        .args(["run", "smoke", "--hidden", "-f", "^probe/fixed_service$", "-p", "service_us=100", "--rate", "4000"])
+        .args(["--baseline-bin", env!("CARGO_BIN_EXE_harness"), "--forks", "3", "--warmup-time", "100ms"])
+        .args(["--iterations", "3", "--time", "200ms", "--layout-check", "off", "--out"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("base p99") && !stdout.contains("base ops/s"), "latency, not the rate's ops/s: {stdout}");
+    let compare = |args: &[&str]| harness().arg("compare").arg(&path).args(args).output().unwrap();
+    let c = compare(&["--metric", "latency", "--percentile", "p99.9", "--json"]);
+    assert_eq!(code(&c), 0, "{}", String::from_utf8_lossy(&c.stderr));
+    let doc = compare_json(&c.stdout);
+    assert_eq!((doc["metric"].as_str(), doc["test"]["percentile"].as_str()), (Some("latency"), Some("p99.9")));
+    let case = &doc["cases"][0];
+    assert_eq!(case["benchmark"], "probe/fixed_service[service_us=100,rate=4000/s]");
+    assert_eq!((case["pairs"].as_array().unwrap().len(), &case["forks"]), (3, &serde_json::json!([3, 3])));
+    assert!(case["base"].as_f64().unwrap() > 100_000.0, "a p99.9 above the service time: {case}");
+    // Its throughput is the rate it was given: refused, with the way to read it.
+    let t = compare(&[]);
+    assert_eq!(code(&t), 2);
+    assert!(String::from_utf8_lossy(&t.stderr).contains("--metric latency"), "{}", String::from_utf8_lossy(&t.stderr));
+}
+
+#[test]
+fn latency_asked_of_a_closed_loop_report_names_it_and_exits_2() {
+    let (_dir, path) = report_path();
+    let out = harness()
+        .args(["run", "smoke", "-f", "^baseline/noop$", "--forks", "1", "--warmup", "0", "--iterations", "1"])
+        .args(["--time", "20ms", "--quiet", "--out"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let c = harness().arg("compare").arg(&path).arg(&path).args(["--metric", "latency"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&c.stderr);
+    assert_eq!(code(&c), 2, "{stderr}");
+    assert!(stderr.contains("has no open-loop latency") && stderr.contains("--rate"), "{stderr}");
+    let p = harness().arg("compare").arg(&path).args(["--metric", "latency", "--percentile", "p42"]).output().unwrap();
+    assert_eq!(code(&p), 2);
+    assert!(String::from_utf8_lossy(&p.stderr).contains("p99.9"), "{}", String::from_utf8_lossy(&p.stderr));
 }

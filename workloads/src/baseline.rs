@@ -117,7 +117,9 @@ pub struct BusyLoop {
 
 /// Extra work per op, in percent, of a calibration build: the known slowdown that
 /// `scripts/calibrate` must detect. 0 in every other build.
-pub const CALIBRATION_SLOWDOWN_PCT: u64 = if cfg!(feature = "calibration-slow-3pct") {
+pub const CALIBRATION_SLOWDOWN_PCT: u64 = if cfg!(feature = "calibration-slow-5pct") {
+    5
+} else if cfg!(feature = "calibration-slow-3pct") {
     3
 } else if cfg!(feature = "calibration-slow-1pct") {
     1

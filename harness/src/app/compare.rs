@@ -27,7 +27,7 @@ pub(crate) fn compare(args: &crate::cli::CompareArgs) -> anyhow::Result<ExitCode
     let (base_paths, new_paths) = args.sides();
     let (base, new) = (read_side(&base_paths, "base")?, read_side(&new_paths, "new")?);
     let every = || base_paths.iter().zip(&base).chain(new_paths.iter().zip(&new));
-    if args.metric.is_count() && base.len() <= 1 && new.len() <= 1 {
+    if args.metric == Metric::Latency || (args.metric.is_count() && base.len() <= 1 && new.len() <= 1) {
         // Name the report that lacks the counts, before any table (runs by sides are refused
         // by the gate: counts compare one report per side).
         every().try_for_each(|(path, report)| args.metric.check_recorded(report, path))?;
@@ -88,6 +88,12 @@ fn settings(args: &crate::cli::CompareArgs) -> Result<Settings, BadInput> {
         throughput: crate::compare::throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha },
         limits: Limits { deterministic_pct: args.max_regression, varying_pct: args.max_regression_varying },
         thresholds: thresholds(args)?,
+        latency: crate::compare::latency::Options {
+            percentile: args.percentile,
+            noise_band_pct: args.noise_band,
+            alpha: args.alpha,
+            method: args.latency_test,
+        },
     })
 }
 

@@ -196,7 +196,7 @@ fn with_threads(cases: Vec<Case>, threads: &[u32]) -> Result<Vec<Case>, BadInput
 }
 
 /// `--rate`: every case once per rate, open-loop; refused where it cannot mean what it says
-/// (sample mode, an A/B run, a workload whose ops cannot arrive independently).
+/// (sample mode, an A/B run's sequential plan, a workload whose ops cannot arrive independently).
 fn with_rates(cases: Vec<Case>, args: &RunArgs, ab: bool) -> Result<Vec<Case>, BadInput> {
     let Some(&first) = args.rate.first() else { return Ok(cases) };
     if args.mode == crate::cli::Mode::Sample {
@@ -204,9 +204,9 @@ fn with_rates(cases: Vec<Case>, args: &RunArgs, ab: bool) -> Result<Vec<Case>, B
             "--rate {first} with --mode sample: an open-loop fork times every op from its intended start already; drop --mode sample"
         )));
     }
-    if ab {
+    if ab && args.forks == Some(ForkCount::Auto) {
         return Err(BadInput(format!(
-            "--rate {first} in an A/B run: the latency verdict between two builds is not built yet; run each build with --rate and read both reports"
+            "--rate {first} with --forks auto: the sequential plan stops on throughput, which an open-loop fork holds at its rate; give a fixed count (--forks 5)"
         )));
     }
     if let Some(case) = cases.iter().find(|c| !c.def.shareable) {
@@ -335,10 +335,7 @@ fn finish(args: &RunArgs, report: &Report, out: &write::ReportFile, warned: &[St
         say!("warning: {w}");
     }
     if let Some(path) = &args.baseline_bin {
-        use crate::compare::throughput;
-        show!("\nA/B: baseline {} (new = this build)\n", path.display());
-        let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
-        show!("{}", crate::compare::Comparison::text(&throughput::compare_sides(report, options)));
+        show_ab(args, report, path);
     }
     match out.moved_from() {
         Some(requested) => {
@@ -353,6 +350,27 @@ fn finish(args: &RunArgs, report: &Report, out: &write::ReportFile, warned: &[St
         }
         _ if runner::any_failed(report) => ExitCode::from(Exit::Failed),
         _ => ExitCode::SUCCESS,
+    }
+}
+
+/// An A/B run's comparison: throughput for the closed-loop cases, latency for the open-loop ones.
+fn show_ab(args: &RunArgs, report: &Report, baseline: &std::path::Path) {
+    use crate::compare::{Comparison, latency, throughput};
+    show!("\nA/B: baseline {} (new = this build)\n", baseline.display());
+    if report.benchmarks.iter().any(|b| b.rate.is_none()) {
+        let options = throughput::Options { noise_band_pct: args.noise_band, alpha: args.alpha };
+        show!("{}", throughput::compare_sides(report, options).text());
+    }
+    if report.benchmarks.iter().any(|b| b.rate.is_some()) {
+        let options = latency::Options {
+            percentile: args.percentile,
+            noise_band_pct: args.noise_band,
+            alpha: args.alpha,
+            method: latency::Method::T,
+        };
+        if let Ok(c) = latency::comparison(std::slice::from_ref(report), &[], options) {
+            show!("{}", c.text());
+        }
     }
 }
 

@@ -21,10 +21,17 @@ pub struct CompareArgs {
     /// What to compare.
     #[arg(long, value_enum, default_value = "throughput")]
     pub metric: crate::metric::Metric,
-    /// Throughput: ratios within ±PCT% are "no change" even when significant.
+    /// Latency: the percentile of the corrected open-loop latency compared.
+    #[arg(long, value_enum, value_name = "P", default_value = "p99")]
+    pub percentile: crate::compare::latency::Percentile,
+    /// Latency, A/B reports: the test of the fork pairs' log ratios, the paired t-test or the
+    /// percentile bootstrap (reports/calibration.md measures both).
+    #[arg(long, value_enum, value_name = "TEST", default_value = "t")]
+    pub latency_test: crate::compare::latency::Method,
+    /// Throughput and latency: ratios within ±PCT% are "no change" even when significant.
     #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = percentage)]
     pub noise_band: f64,
-    /// Throughput: significance level of the fork-level test (the interval is at 1 - ALPHA).
+    /// Throughput and latency: significance level of the fork-level test (the interval is at 1 - ALPHA).
     #[arg(long, value_name = "ALPHA", default_value_t = 0.05, value_parser = probability)]
     pub alpha: f64,
     /// Throughput: exit 3 when a case is significantly slower beyond the noise band or missing

@@ -29,6 +29,9 @@ pub struct RunArgs {
     /// interval must clear (or fall inside) to be decided.
     #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = percentage)]
     pub noise_band: f64,
+    /// A/B runs with --rate: the percentile of the corrected open-loop latency compared.
+    #[arg(long, value_enum, value_name = "P", default_value = "p99")]
+    pub percentile: crate::compare::latency::Percentile,
     /// A/B runs: the false-alarm rate of the comparison (over all looks with --forks auto).
     #[arg(long, value_name = "ALPHA", default_value_t = 0.05, value_parser = probability)]
     pub alpha: f64,

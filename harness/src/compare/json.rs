@@ -11,16 +11,17 @@ use serde::Serialize;
 /// 3: each A/B case's `instructions` of both builds, the `*_same_instructions` verdicts (which
 /// version 2 called `faster`/`slower`) and the test's `layouts`.
 /// 4: metric `io`, with each case's `io` counts of both reports and its `changes` in words.
-pub(crate) const COMPARE_SCHEMA_VERSION: u32 = 4;
+/// 5: metric `latency`, with the test's `percentile` and `method` and each case's `missed_rate`.
+pub(crate) const COMPARE_SCHEMA_VERSION: u32 = 5;
 
 /// The whole `compare --json` document.
 #[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct Document {
     /// [`COMPARE_SCHEMA_VERSION`].
     pub schema_version: u32,
-    /// `throughput`, `instructions` or `io`.
+    /// `throughput`, `instructions`, `io` or `latency`.
     pub metric: &'static str,
-    /// Throughput only: how the verdicts were tested.
+    /// Throughput and latency: how the verdicts were tested.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<TestSettings>,
     /// The counts of each verdict, one line.
@@ -54,6 +55,12 @@ pub(crate) struct TestSettings {
     /// A/B reports with `--layouts K`: the code-layout variants per build (the test's unit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layouts: Option<u32>,
+    /// Latency: the percentile compared (`p50`, `p99`, `p99.9`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percentile: Option<&'static str>,
+    /// Latency, A/B reports: `paired_t` or `bootstrap`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<&'static str>,
 }
 
 /// Instructions per op of both builds of an A/B case.
@@ -97,9 +104,12 @@ pub(crate) struct Case {
     /// Throughput: the test's p-value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p_value: Option<f64>,
-    /// Throughput: ok timed forks in base and new.
+    /// Throughput: ok timed forks in base and new (latency: those that kept the rate).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forks: Option<[usize; 2]>,
+    /// Latency: ok forks in base and new that did not keep the rate (left out of the test).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missed_rate: Option<[usize; 2]>,
     /// Throughput, several runs per side: the runs with data in base and new.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<[usize; 2]>,
@@ -163,6 +173,7 @@ impl Case {
             upper: None,
             p_value: None,
             forks: None,
+            missed_rate: None,
             runs: None,
             pairs: vec![],
             instructions: None,
@@ -183,7 +194,7 @@ mod tests {
     /// Regenerate with `UPDATE_SCHEMA=1 cargo test -p harness schema`.
     #[test]
     fn committed_compare_schema_matches_the_types() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/compare.v4.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/compare.v5.json");
         let generated = serde_json::to_string_pretty(&schemars::schema_for!(super::Document)).unwrap() + "\n";
         if std::env::var_os("UPDATE_SCHEMA").is_some() {
             std::fs::write(&path, &generated).unwrap();

@@ -1,13 +1,15 @@
 //! Comparing two reports case by case, one metric at a time, each through [`Comparison`]:
 //! wall-clock throughput with a significance verdict ([`throughput`]), instructions per op
-//! against a regression threshold ([`instructions`]), I/O per op exactly ([`io`]); the counts
-//! share one table ([`counts`]). Pure functions over reports; the CLI reads, prints and exits.
+//! against a regression threshold ([`instructions`]), I/O per op exactly ([`io`]), a percentile
+//! of open-loop latency with a significance verdict ([`latency`]); the counts share one table
+//! ([`counts`]). Pure functions over reports; the CLI reads, prints and exits.
 
 pub(crate) mod comparison;
 pub(crate) mod counts;
 pub(crate) mod instructions;
 pub(crate) mod io;
 pub(crate) mod json;
+pub(crate) mod latency;
 pub(crate) mod throughput;
 
 pub(crate) use comparison::{Comparison, Move, Outcome, Policy, SameInstructions};
@@ -84,6 +86,8 @@ pub(crate) struct Settings {
     pub limits: instructions::Limits,
     /// Instructions and I/O: the thresholds file (`--thresholds`).
     pub thresholds: instructions::Thresholds,
+    /// Latency: the percentile, the band, the level and the test.
+    pub latency: latency::Options,
 }
 
 /// The registry: `metric`'s comparison of the `new` runs against the `base` runs (no `new` run:
@@ -98,6 +102,7 @@ pub(crate) fn compare(
         Metric::Throughput => Box::new(throughput::comparison(base, new, settings.throughput)?),
         Metric::Instructions => Box::new(instructions::comparison(base, new, settings.limits, &settings.thresholds)?),
         Metric::Io => Box::new(io::comparison(base, new, &settings.thresholds.io)?),
+        Metric::Latency => Box::new(latency::comparison(base, new, settings.latency)?),
     })
 }
 
@@ -171,7 +176,7 @@ pub(crate) fn differences(base: &Report, new: &Report, metric: Metric) -> Vec<St
             let ops = |s: &crate::report::meta::RunSettings| s.io_ops.map_or("default".into(), |n| n.to_string());
             check("--io-ops", field(bs, &ops), field(ns, &ops));
         }
-        Metric::Throughput => {
+        Metric::Throughput | Metric::Latency => {
             check("--forks", field(bs, &|s| s.forks.to_string()), field(ns, &|s| s.forks.to_string()));
             check(
                 "--warmup",
@@ -277,7 +282,8 @@ mod tests {
         for &m in Metric::value_variants() {
             let c = compare(m, &base, &new, &Settings::default()).unwrap();
             assert_eq!(c.metric(), m);
-            assert_eq!(c.moves().len(), 1, "{}", m.name());
+            // Latency compares open-loop cases only, and these ran closed-loop.
+            assert_eq!(c.moves().len(), usize::from(m != Metric::Latency), "{}", m.name());
         }
     }
 

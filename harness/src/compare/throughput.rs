@@ -71,7 +71,7 @@ pub(crate) enum Verdict {
 
 impl Verdict {
     /// Its colour on a terminal.
-    fn tone(self) -> crate::format::Tone {
+    pub(crate) fn tone(self) -> crate::format::Tone {
         use crate::format::Tone;
         match self {
             Verdict::Slower | Verdict::Missing => Tone::Bad,
@@ -132,7 +132,7 @@ impl Verdict {
 
     /// The difference labelled by the instruction counts of both builds (per op, base and new):
     /// a layout suspect where they agree within [`SAME_INSTRUCTIONS`].
-    fn with_instructions(self, counts: Option<(f64, f64)>) -> Verdict {
+    pub(crate) fn with_instructions(self, counts: Option<(f64, f64)>) -> Verdict {
         match (self, counts.is_some_and(|(b, n)| same_instructions(b, n))) {
             (Verdict::Slower, true) => Verdict::SlowerSameInstructions,
             (Verdict::Faster, true) => Verdict::FasterSameInstructions,
@@ -146,7 +146,7 @@ impl Verdict {
     }
 
     /// The verdict one run per side can give: a difference only looks like one.
-    fn unconfirmed(self) -> Verdict {
+    pub(crate) fn unconfirmed(self) -> Verdict {
         match self {
             Verdict::Slower => Verdict::LooksSlower,
             Verdict::Faster => Verdict::LooksFaster,
@@ -319,7 +319,7 @@ fn geometric_mean(medians: &[(u32, f64)]) -> Option<f64> {
 /// The verdict of `test` (its interval at 1 − `level`) against the band: a difference only when
 /// the whole interval lies beyond the band (a minimum-effect test: when the true change is at
 /// most the band, it is called at most `level / 2` of the time in each direction).
-fn verdict(test: Option<&ForkTest>, level: f64, band: f64, forks: (usize, usize)) -> Verdict {
+pub(crate) fn verdict(test: Option<&ForkTest>, level: f64, band: f64, forks: (usize, usize)) -> Verdict {
     let Some(t) = test else {
         return if forks.0 == 0 || forks.1 == 0 { Verdict::NoData } else { Verdict::TooFewForks };
     };
@@ -447,6 +447,8 @@ pub(crate) fn compare_sides(report: &Report, options: Options) -> Comparison {
         .benchmarks
         .iter()
         .filter(|b| !b.baseline_forks.is_empty() || !b.forks.is_empty())
+        // An open-loop fork's ops/s is its arrival rate: those cases are judged by latency.
+        .filter(|b| b.rate.is_none())
         .map(|b| compare_benchmark(b, options, level))
         .collect();
     let layouts = report.meta.settings.as_ref().and_then(|s| s.layouts);

@@ -63,6 +63,7 @@ impl Gab {
             Metric::Throughput => "ops/s",
             Metric::Instructions => "instructions/op",
             Metric::Io => "round trips/op",
+            Metric::Latency => "ns (p99)",
         }
     }
 
@@ -88,6 +89,15 @@ impl Gab {
                         if i.deterministic { "deterministic" } else { "varies run to run" }
                     ),
                 })
+            }),
+            Metric::Latency => b.open_loop.as_ref().and_then(|o| {
+                let c = o.corrected.as_ref()?;
+                Some(json!({
+                    "unit": self.unit(),
+                    "value": c.at("p99")?,
+                    "range": format!("p50 {}, p99.9 {}", c.at("p50")?, c.at("p99.9")?),
+                    "extra": format!("open loop at {}, corrected for coordinated omission; {} forks kept the rate", o.rate, o.forks_kept),
+                }))
             }),
             Metric::Io => b.io.as_ref().map(|io| {
                 let c = &io.count;

@@ -107,7 +107,7 @@ pub(crate) fn machine(report: &Report) -> String {
 fn settings(report: &Report, b: &Benchmark, metric: Metric) -> String {
     let Some(s) = &report.meta.settings else { return String::new() };
     match metric {
-        Metric::Throughput => {
+        Metric::Throughput | Metric::Latency => {
             let c = &b.settings;
             format!(
                 "mode={} warmup={}x{}ns iteration={}ns alloc={} pin={}",
@@ -149,9 +149,18 @@ fn points(report: &Report, b: &Benchmark) -> Vec<Point> {
     if let Some(value) = crate::stats::geometric_mean(timed.iter().copied()) {
         out.push(point(Metric::Throughput, "throughput".into(), value, timed, false));
     }
+    // Sampled (closed-loop) percentiles, and an open-loop case's corrected ones: lower is better.
     if let Some(lat) = &b.latency {
         for (key, nanos) in &lat.percentiles {
-            out.push(point(Metric::Throughput, format!("latency.{key}"), *nanos as f64, vec![], false));
+            out.push(point(Metric::Latency, format!("latency.{key}"), *nanos as f64, vec![], false));
+        }
+    }
+    if let Some(c) = b.open_loop.as_ref().and_then(|o| o.corrected.as_ref()) {
+        for (key, _) in crate::metric::LATENCY_MEASURES {
+            let forks = b.kept_open_forks().filter_map(|f| f.corrected_at(key)).map(|v| v as f64).collect();
+            if let Some(v) = c.at(key) {
+                out.push(point(Metric::Latency, format!("open_loop.{key}"), v as f64, forks, false));
+            }
         }
     }
     if let Some(i) = &b.instructions {

@@ -95,6 +95,11 @@ impl Benchmark {
         }
     }
 
+    /// The open-loop records of its forks that kept their rate.
+    pub(crate) fn kept_open_forks(&self) -> impl Iterator<Item = &super::open_loop::ForkOpenLoop> {
+        super::open_loop::kept(&self.forks).map(|(_, o)| o)
+    }
+
     /// Number of timed forks that finished ok (instruction forks are not forks of the score).
     pub(crate) fn forks_ok(&self) -> usize {
         self.forks.iter().filter(|f| f.is_ok_timed()).count()

@@ -82,6 +82,24 @@ impl ForkOpenLoop {
     }
 }
 
+impl ForkOpenLoop {
+    /// Its corrected latency at percentile `key` (`p99`, as [`PERCENTILES`] names them), in
+    /// nanoseconds; `None` for an unknown key or an empty histogram.
+    pub(crate) fn corrected_at(&self, key: &str) -> Option<u64> {
+        let q = PERCENTILES.iter().find(|(k, _)| *k == key)?.1;
+        histogram(self.corrected.iter().copied()).map(|h| h.value_at_quantile(q))
+    }
+}
+
+/// The ok timed forks of `forks` that ran open-loop and kept their rate, with their records.
+pub(crate) fn kept(forks: &[Fork]) -> impl Iterator<Item = (&Fork, &ForkOpenLoop)> {
+    forks
+        .iter()
+        .filter(|f| f.is_ok_timed())
+        .filter_map(|f| f.open_loop.as_ref().map(|o| (f, o)))
+        .filter(|(_, o)| o.missed.is_none())
+}
+
 /// Percentiles of one histogram, in nanoseconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Percentiles {

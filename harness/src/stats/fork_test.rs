@@ -29,6 +29,11 @@ pub(crate) struct ForkTest {
 }
 
 impl ForkTest {
+    /// The same test of base/new instead of new/base (a latency ratio read as a speed ratio).
+    pub(crate) fn inverse(&self) -> ForkTest {
+        ForkTest { ratio: 1.0 / self.ratio, lower: 1.0 / self.upper, upper: 1.0 / self.lower, ..*self }
+    }
+
     /// Whether the interval lies wholly outside `1 ± band` (a decided difference).
     pub(crate) fn outside_band(&self, band: f64) -> bool {
         self.upper < 1.0 - band || self.lower > 1.0 + band

@@ -2,6 +2,7 @@
 //!
 //! No I/O here; every function is tested against published values.
 
+pub(crate) mod bootstrap;
 pub(crate) mod fork_test;
 pub(crate) mod layout;
 pub(crate) mod sequential;

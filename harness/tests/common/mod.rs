@@ -88,12 +88,12 @@ pub(crate) fn children(pid: u32) -> Vec<u32> {
 /// Parses `compare --json` output and validates it against the committed JSON Schema.
 #[allow(dead_code)]
 pub(crate) fn compare_json(stdout: &[u8]) -> Value {
-    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/compare.v4.json");
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/compare.v5.json");
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
     let doc: Value = serde_json::from_slice(stdout).expect("compare --json prints JSON");
     let validator = jsonschema::validator_for(&schema).expect("the committed schema is a JSON Schema");
     let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "compare --json does not match schema/compare.v4.json: {errors:?}");
+    assert!(errors.is_empty(), "compare --json does not match schema/compare.v5.json: {errors:?}");
     doc
 }
 

@@ -177,6 +177,11 @@ fn test_ends(args: &BisectArgs, b: &mut Bisection, runs: &Path, state: &Path) ->
 /// `--layouts K` spreads A/B pairs: throughput only, and (with --forks auto) at least one
 /// variant per pair of the budget.
 fn check_layouts(args: &BisectArgs) -> Result<(), BadInput> {
+    if args.metric == Metric::Latency {
+        return Err(BadInput(
+            "harness bisect --metric latency is not built yet: bisect by throughput, instructions or io, or compare two commits' latency with `harness ab REF --rate OPS`".into(),
+        ));
+    }
     match args.layouts {
         Some(_) if args.metric != Metric::Throughput => Err(BadInput(format!(
             "harness bisect --layouts spreads the fork pairs of A/B runs over code layouts, and --metric {} runs none: drop --layouts, or use --metric throughput",

@@ -52,6 +52,7 @@ fn rule(b: &Bisection) -> String {
             "a commit is bad when its I/O counts per op grew over GOOD's as `compare --metric io` judges them (exact counts by any amount, bytes and rows past {}%)",
             b.threshold_pct
         ),
+        Metric::Latency => "latency is not bisected".into(),
         Metric::Throughput => format!(
             "at most {:.0}% chance of a wrong answer (each of its tests at {:.4}: alpha over ⌈log2 n⌉ + 1 tests); BAD is bad past -{}%, a commit between past the midpoint of GOOD and BAD{}",
             b.alpha * 100.0,
@@ -117,7 +118,7 @@ fn in_steps(b: &Bisection, before: &Step, found: &Step) -> String {
     let level = |s: &Step| match b.metric {
         Metric::Instructions => s.value,
         Metric::Throughput => s.value.map(|r| 1.0 / r),
-        Metric::Io => None,
+        Metric::Io | Metric::Latency => None,
     };
     let (Some(g), Some(x), Some(y), Some(z)) = (level(good), level(before), level(found), level(bad)) else {
         return String::new();

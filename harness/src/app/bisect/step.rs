@@ -29,6 +29,7 @@ pub(super) fn test_commit(args: &BisectArgs, b: &mut Bisection, i: usize, runs: 
             instructions_against_good(args, &binary, &out, (i > 0).then_some(good_run.as_path()), step)
         }
         Metric::Io => io_against_good(args, &binary, &out, (i > 0).then_some(good_run.as_path()), step),
+        Metric::Latency => return Mark::Skipped("bisect does not judge latency".into()),
         Metric::Throughput if i == 0 => Ok(Mark::Good),
         Metric::Throughput => {
             let good = match build(args, &good_commit) {

@@ -16,6 +16,11 @@ pub(crate) fn comparison(
 ) -> Result<super::Comparison, BadInput> {
     match (base, new) {
         (_, [_, ..]) => Ok(super::compare(base, new, options)),
+        ([one], []) if one.is_ab() && !one.benchmarks.is_empty() && one.benchmarks.iter().all(|b| b.rate.is_some()) => {
+            Err(BadInput(
+                "every case of this A/B report ran open-loop (--rate), whose ops/s is the rate it was given: compare it with --metric latency".into(),
+            ))
+        }
         ([one], []) if one.is_ab() => Ok(super::compare_sides(one, options)),
         _ => Err(BadInput(
             "one report holds one build only: pass two reports (BASE.json NEW.json), or make an A/B report with `harness run --baseline-bin PATH`".into(),

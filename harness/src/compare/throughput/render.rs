@@ -189,6 +189,8 @@ pub(crate) fn to_json(c: &Comparison, decision: json::Decision) -> json::Documen
             canary_ratio: c.canary,
             machine_changed: c.machine_changed(),
             layouts: c.layouts,
+            percentile: None,
+            method: None,
         }),
         summary: summary_line(c),
         cases,
