@@ -158,13 +158,16 @@ pub(crate) struct Case {
     /// Name, params with passwords redacted, and measuring threads: the identity its report
     /// entry has.
     id: CaseId,
+    /// Open loop at a share of its closed-loop throughput (`--rate 80%`), until the runner has
+    /// measured that and set the rate: the percentage and the arrivals.
+    share: Option<(u32, crate::rate::Arrivals)>,
 }
 
 impl Case {
     /// Workload `def` with `params`, measured by `threads` threads or tasks.
     pub(crate) fn new(def: &'static WorkloadDef, params: Params, threads: u32) -> Case {
         let redacted = params.0.iter().map(|(k, v)| (k.clone(), workloads::redact::redact(v))).collect();
-        Case { def, params, id: CaseId::new(def.name, redacted, threads) }
+        Case { def, params, id: CaseId::new(def.name, redacted, threads), share: None }
     }
 
     /// Measuring threads or tasks (`--threads`).
@@ -180,6 +183,26 @@ impl Case {
     /// Its open-loop arrival rate, if any.
     pub(crate) fn rate(&self) -> Option<crate::rate::Rate> {
         self.id.rate()
+    }
+
+    /// The same case to run open-loop at `pct` percent of its closed-loop throughput.
+    pub(crate) fn with_share(self, pct: u32, arrivals: crate::rate::Arrivals) -> Case {
+        Case { share: Some((pct, arrivals)), ..self }
+    }
+
+    /// The share of its closed-loop throughput it runs at (`--rate 80%`), if given so.
+    pub(crate) fn share_pct(&self) -> Option<u32> {
+        self.share.map(|s| s.0)
+    }
+
+    /// A share case given its closed-loop ops/s: the case at that share of it, as a rate.
+    pub(crate) fn at_share_of(&self, closed_per_sec: f64) -> Option<Case> {
+        let (pct, arrivals) = self.share?;
+        let per_sec = (closed_per_sec * f64::from(pct) / 100.0).round();
+        (per_sec >= 1.0 && per_sec.is_finite()).then(|| {
+            let per_sec = (per_sec as u64).min(crate::rate::MAX_RATE);
+            self.clone().with_rate(Some(crate::rate::Rate { per_sec, arrivals }))
+        })
     }
 
     /// Its identity: `name[a=1,b=2]` when displayed, passwords in values redacted.

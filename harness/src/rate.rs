@@ -57,6 +57,41 @@ impl fmt::Display for Rate {
     }
 }
 
+/// One `--rate` value: ops per second per fork, or a share of the case's own closed-loop
+/// throughput, measured first in the same run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Load {
+    /// Ops per second per fork.
+    PerSec(u64),
+    /// Percent of the case's closed-loop ops/s (`80%`).
+    Share(u32),
+}
+
+impl fmt::Display for Load {
+    /// `5000`, or `80%`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Load::PerSec(n) => write!(f, "{n}"),
+            Load::Share(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
+/// The most a share may ask: twice the closed-loop throughput shows the overload past the knee.
+pub(crate) const MAX_SHARE_PCT: u32 = 200;
+
+/// Parses a `--rate` value: `80%` of the case's closed-loop throughput, or ops per second as
+/// [`parse_per_sec`] reads them.
+pub(crate) fn parse_load(s: &str) -> Result<Load, String> {
+    let Some(pct) = s.trim().strip_suffix('%') else { return parse_per_sec(s).map(Load::PerSec) };
+    match pct.trim().parse::<u32>() {
+        Ok(p) if (1..=MAX_SHARE_PCT).contains(&p) => Ok(Load::Share(p)),
+        _ => Err(format!(
+            "'{s}': a share of the case's closed-loop throughput is a whole percentage from 1% to {MAX_SHARE_PCT}%, e.g. 80%"
+        )),
+    }
+}
+
 /// Parses a `--rate` value: ops per second as a whole number, with an optional `k` or `M`
 /// (`5000`, `5k`, `2.5k`, `1M`); zero, negative, fractional and absurd rates are refused.
 pub(crate) fn parse_per_sec(s: &str) -> Result<u64, String> {
@@ -157,6 +192,20 @@ pub(crate) fn seed(fork: u32, measurer: usize) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod load_tests {
+    use super::*;
+
+    #[test]
+    fn a_share_is_a_whole_percentage_and_anything_else_a_rate() {
+        assert_eq!(parse_load("80%"), Ok(Load::Share(80)));
+        assert_eq!(parse_load("5k"), Ok(Load::PerSec(5000)));
+        for bad in ["0%", "201%", "12.5%", "x%", "-5%"] {
+            assert!(parse_load(bad).unwrap_err().contains("whole percentage from 1%"), "{bad}");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -198,6 +198,7 @@ fn with_threads(cases: Vec<Case>, threads: &[u32]) -> Result<Vec<Case>, BadInput
 /// `--rate`: every case once per rate, open-loop; refused where it cannot mean what it says
 /// (sample mode, an A/B run's sequential plan, a workload whose ops cannot arrive independently).
 fn with_rates(cases: Vec<Case>, args: &RunArgs, ab: bool) -> Result<Vec<Case>, BadInput> {
+    use crate::rate::Load;
     let Some(&first) = args.rate.first() else { return Ok(cases) };
     if args.mode == crate::cli::Mode::Sample {
         return Err(BadInput(format!(
@@ -219,16 +220,27 @@ fn with_rates(cases: Vec<Case>, args: &RunArgs, ab: bool) -> Result<Vec<Case>, B
         crate::cli::ArrivalsArg::Poisson => crate::rate::Arrivals::Poisson,
         crate::cli::ArrivalsArg::Constant => crate::rate::Arrivals::Constant,
     };
-    let mut rates: Vec<u64> = vec![];
+    let mut loads: Vec<Load> = vec![];
     for &r in &args.rate {
-        if !rates.contains(&r) {
-            rates.push(r);
+        if !loads.contains(&r) {
+            loads.push(r);
         }
+    }
+    // A share is of the case's own closed-loop throughput: that case runs first.
+    let closed_first = loads.iter().any(|l| matches!(l, Load::Share(_)));
+    if closed_first && args.shard.is_some() {
+        return Err(BadInput(
+            "--rate with a share (80%) and --shard: a share is of its case's closed-loop run, which another runner may measure; give rates in ops per second".into(),
+        ));
     }
     Ok(cases
         .into_iter()
         .flat_map(|c| {
-            rates.iter().map(move |&per_sec| c.clone().with_rate(Some(crate::rate::Rate { per_sec, arrivals })))
+            let at_loads = loads.iter().map(|&load| match load {
+                Load::PerSec(per_sec) => c.clone().with_rate(Some(crate::rate::Rate { per_sec, arrivals })),
+                Load::Share(pct) => c.clone().with_share(pct, arrivals),
+            });
+            closed_first.then(|| c.clone()).into_iter().chain(at_loads.collect::<Vec<_>>())
         })
         .collect())
 }

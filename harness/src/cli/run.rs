@@ -121,10 +121,11 @@ pub struct RunArgs {
     pub mode: Mode,
     /// Open loop: start each op at its scheduled time, OPS per second per fork (shared by its
     /// measurers), and time it from that intended start (coordinated omission corrected); a
-    /// list such as 1k,5k makes it a dimension of the case matrix. Instruction and I/O forks
-    /// count per op and run closed-loop.
-    #[arg(long, value_name = "OPS[,OPS...]", value_delimiter = ',', value_parser = rate)]
-    pub rate: Vec<u64>,
+    /// list such as 1k,5k makes it a dimension of the case matrix; a share such as 50%,80%
+    /// is of the case's own closed-loop ops/s, measured first in the same run (the
+    /// latency–throughput curve). Instruction and I/O forks count per op and run closed-loop.
+    #[arg(long, visible_alias = "rates", value_name = "OPS|PCT%[,...]", value_delimiter = ',', value_parser = rate)]
+    pub rate: Vec<crate::rate::Load>,
     /// With --rate: how ops arrive, `poisson` (exponential gaps, as independent clients
     /// arrive) or `constant` (one every 1/OPS seconds, as wrk2 sends them).
     #[arg(long, value_enum, default_value = "poisson", requires = "rate")]

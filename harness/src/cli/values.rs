@@ -56,8 +56,8 @@ pub(super) fn thread_count(s: &str) -> Result<u32, String> {
     }
 }
 
-pub(super) fn rate(s: &str) -> Result<u64, String> {
-    crate::rate::parse_per_sec(s)
+pub(super) fn rate(s: &str) -> Result<crate::rate::Load, String> {
+    crate::rate::parse_load(s)
 }
 
 pub(super) fn positive_percentage(s: &str) -> Result<f64, String> {

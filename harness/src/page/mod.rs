@@ -4,6 +4,7 @@
 
 mod bars;
 pub(crate) mod charts;
+mod curve;
 pub(crate) mod explained;
 pub(crate) mod growth;
 
@@ -157,7 +158,9 @@ fn group_section(g: &str, in_group: &[&Benchmark], page: &mut String, files: &mu
         files.extend(charts);
         return Ok(());
     }
-    let chart = bars::chart(format!("{g}: ops/s (whiskers: 99.9% interval)"), g, in_group);
+    // An open-loop case's ops/s is its rate: its curve shows it, not a bar.
+    let closed: Vec<&Benchmark> = in_group.iter().copied().filter(|b| b.rate.is_none()).collect();
+    let chart = bars::chart(format!("{g}: ops/s (whiskers: 99.9% interval)"), g, &closed);
     if !chart.bars.is_empty() {
         let file = format!("{g}.svg");
         files.push((file.clone(), charts::bars(&chart)?));
@@ -171,6 +174,9 @@ fn group_section(g: &str, in_group: &[&Benchmark], page: &mut String, files: &mu
     for limit in in_group.iter().filter_map(|b| b.at_ceiling()) {
         page.push_str(&format!("Note: {limit}.\n\n"));
     }
+    let (curves, charts) = curve::section(g, in_group)?;
+    page.push_str(&curves);
+    files.extend(charts);
     for (db, lines) in growth(in_group) {
         let file = format!("{g}-insert-growth-{db}.svg");
         let title = format!("ids/insert_growth on {db}: ops/s against table rows");

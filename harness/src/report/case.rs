@@ -90,6 +90,7 @@ impl Benchmark {
             concurrency,
             latency: None,
             rate: id.rate(),
+            rate_share_pct: None,
             open_loop: None,
             sequential_stop: None,
         }

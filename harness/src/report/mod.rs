@@ -130,6 +130,9 @@ pub(crate) struct Benchmark {
     /// Open-loop mode (`--rate`): the arrival rate every timed fork was scheduled at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<crate::rate::Rate>,
+    /// `--rate PCT%`: the rate was this percent of the case's closed-loop ops/s in the same run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_share_pct: Option<u32>,
     /// Open-loop mode: latency from the intended and the actual start, and scheduling lag,
     /// over the forks that kept the rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -150,6 +150,15 @@ pub(crate) fn run(
             save(ctx, &report, progress)?;
             continue;
         }
+        let case = match at_share(case, &report) {
+            Ok(case) => case,
+            Err(why) => {
+                // Not recorded: it has no rate, so no identity of its own.
+                progress.warn(&format!("skipped: {why}"));
+                continue;
+            }
+        };
+        let case = case.as_ref();
         report.benchmarks.push(benchmark(case, ctx));
         run_case(&mut report, case, ctx, progress)?;
         if report.benchmarks.last().is_some_and(server_failed) && !needs.is_empty() {
@@ -168,6 +177,17 @@ pub(crate) fn run(
     save(ctx, &report, progress)?;
     progress.finish();
     Ok(report)
+}
+
+/// A case at a share of its closed-loop throughput (`--rate 80%`) given the rate from that
+/// case's score, measured earlier in this run; any other case as it is. Why not, when the
+/// closed-loop case has no score.
+fn at_share<'a>(case: &'a Case, report: &Report) -> Result<std::borrow::Cow<'a, Case>, String> {
+    let Some(pct) = case.share_pct() else { return Ok(std::borrow::Cow::Borrowed(case)) };
+    let closed = report.benchmarks.iter().find(|b| b.id() == *case.id()).and_then(|b| b.score.as_ref());
+    closed.and_then(|s| case.at_share_of(s.mean)).map(std::borrow::Cow::Owned).ok_or_else(|| {
+        format!("--rate {pct}% is a share of {}'s closed-loop throughput, which this run did not measure (its forks failed or were skipped)", case.id())
+    })
 }
 
 /// Writes the report where it goes, saying so when that has to change.
@@ -441,6 +461,7 @@ fn benchmark(case: &Case, ctx: &RunContext<'_>) -> Benchmark {
             kind: None,
             each: None,
         }),
+        rate_share_pct: case.share_pct(),
         ..Benchmark::empty(case.id(), ctx.settings.clone())
     }
 }
