@@ -144,7 +144,8 @@ fn latency_measures(b: &Benchmark) -> Vec<Measure> {
 }
 
 /// The percentiles an export carries of an open-loop case: the report's key and the export's name.
-pub(crate) const LATENCY_MEASURES: [(&str, &str); 3] = [("p50", "latency_p50"), ("p99", "latency_p99"), ("p99.9", "latency_p99_9")];
+pub(crate) const LATENCY_MEASURES: [(&str, &str); 3] =
+    [("p50", "latency_p50"), ("p99", "latency_p99"), ("p99.9", "latency_p99_9")];
 
 #[cfg(test)]
 mod tests {

@@ -191,7 +191,11 @@ fn compare_runs(id: CaseId, base: &[&Benchmark], new: &[&Benchmark], options: Op
     let (b, n) = (per_run(base), per_run(new));
     let by_runs = base.len() >= 2 && new.len() >= 2;
     let units = |side: &[Vec<(u32, Option<u32>, f64)>]| -> Vec<f64> {
-        if by_runs { side.iter().filter_map(|r| level_of(r)).collect() } else { side.iter().flatten().map(|v| v.2).collect() }
+        if by_runs {
+            side.iter().filter_map(|r| level_of(r)).collect()
+        } else {
+            side.iter().flatten().map(|v| v.2).collect()
+        }
     };
     let (bu, nu) = (units(&b), units(&n));
     let test = welch(&bu, &nu, 1.0 - options.alpha);

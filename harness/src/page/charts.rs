@@ -301,6 +301,51 @@ where
     Ok(())
 }
 
+/// One case's latency–throughput curve: p50, p99 and p99.9 of the corrected latency (µs, log
+/// scale, so the knee shows) against the achieved ops/s, and the case's closed-loop ops/s as a
+/// dashed line where it was measured.
+pub(crate) fn latency_curve(title: &str, closed: Option<f64>, lines: &[Line]) -> anyhow::Result<String> {
+    let points = || lines.iter().flat_map(|l| l.points.iter());
+    let x1 = points().map(|p| p.0).chain(closed).fold(0.0, f64::max).max(1.0) * 1.08;
+    let y0 = points().map(|p| p.1).fold(f64::INFINITY, f64::min).clamp(0.01, 1e9) / 1.5;
+    let y1 = points().map(|p| p.1).fold(0.0, f64::max).max(y0 * 10.0) * 1.5;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 520)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .margin_right(40)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..x1, (y0..y1).log_scale())?;
+        number_mesh(&mut chart, ("achieved ops/s (open loop)", "latency from the intended start, µs (log scale)"))?;
+        for (i, line) in lines.iter().enumerate() {
+            let color = series_colour(i);
+            chart
+                .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))?
+                .label(line.name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            chart.draw_series(line.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        }
+        if let Some(c) = closed {
+            chart
+                .draw_series(DashedLineSeries::new([(c, y0), (c, y1)], 6, 4, BLACK.stroke_width(1)))?
+                .label(format!("closed loop: {} ops/s", si(c)))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(1)));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,49 +395,4 @@ mod tests {
         let svg = lines("growth", "rows", "ops/s", &l).unwrap();
         assert!(svg.contains("uuid_v4") && svg.contains("rows"), "{svg}");
     }
-}
-
-/// One case's latency–throughput curve: p50, p99 and p99.9 of the corrected latency (µs, log
-/// scale, so the knee shows) against the achieved ops/s, and the case's closed-loop ops/s as a
-/// dashed line where it was measured.
-pub(crate) fn latency_curve(title: &str, closed: Option<f64>, lines: &[Line]) -> anyhow::Result<String> {
-    let points = || lines.iter().flat_map(|l| l.points.iter());
-    let x1 = points().map(|p| p.0).chain(closed).fold(0.0, f64::max).max(1.0) * 1.08;
-    let y0 = points().map(|p| p.1).fold(f64::INFINITY, f64::min).min(1e9).max(0.01) / 1.5;
-    let y1 = points().map(|p| p.1).fold(0.0, f64::max).max(y0 * 10.0) * 1.5;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (900, 520)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .margin_right(40)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0.0..x1, (y0..y1).log_scale())?;
-        number_mesh(&mut chart, ("achieved ops/s (open loop)", "latency from the intended start, µs (log scale)"))?;
-        for (i, line) in lines.iter().enumerate() {
-            let color = series_colour(i);
-            chart
-                .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))?
-                .label(line.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-            chart.draw_series(line.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
-        }
-        if let Some(c) = closed {
-            chart
-                .draw_series(DashedLineSeries::new([(c, y0), (c, y1)], 6, 4, BLACK.stroke_width(1)))?
-                .label(format!("closed loop: {} ops/s", si(c)))
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(1)));
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()?;
-        root.present()?;
-    }
-    Ok(svg)
 }

@@ -83,7 +83,8 @@ fn table(c: &Curve<'_>) -> String {
         };
         let ns = |v: Option<f64>| v.map_or("-".into(), nanos);
         let pick = |i: usize| ns(p.percentiles.map(|q| q[i]));
-        let other = |f: fn(&crate::report::open_loop::OpenLoopSummary) -> Option<u64>| ns(o.and_then(f).map(|v| v as f64));
+        let other =
+            |f: fn(&crate::report::open_loop::OpenLoopSummary) -> Option<u64>| ns(o.and_then(f).map(|v| v as f64));
         let kept = o.map_or("-".into(), |o| format!("{} of {}", o.forks_kept, o.forks_kept + o.forks_missed));
         out.push_str(&format!(
             "| {rate}/s | {share} | {} | {} | {} | {} | {} | {} | {kept} |\n",

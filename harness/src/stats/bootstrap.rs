@@ -23,9 +23,8 @@ pub(crate) fn paired(ratios: &[f64], confidence: f64) -> Option<ForkTest> {
     }
     let mean = logs.iter().sum::<f64>() / n as f64;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x6274_7374_7261_7021);
-    let mut means: Vec<f64> = (0..RESAMPLES)
-        .map(|_| (0..n).map(|_| logs[rng.random_range(0..n)]).sum::<f64>() / n as f64)
-        .collect();
+    let mut means: Vec<f64> =
+        (0..RESAMPLES).map(|_| (0..n).map(|_| logs[rng.random_range(0..n)]).sum::<f64>() / n as f64).collect();
     means.sort_by(f64::total_cmp);
     let at = |q: f64| means[((q * RESAMPLES as f64).floor() as usize).min(RESAMPLES - 1)];
     let tail = (1.0 - confidence) / 2.0;

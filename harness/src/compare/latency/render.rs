@@ -75,7 +75,9 @@ fn legend(c: &Comparison) -> String {
     let (p, band, alpha) = (c.options.percentile.key(), c.options.noise_band_pct, c.options.alpha);
     let test = match (c.paired, c.options.method) {
         (true, Method::T) => "paired t-test on the log ratio of each fork pair's".to_string(),
-        (true, Method::Bootstrap) => "percentile bootstrap (10,000 resamples) of the mean log ratio of each fork pair's".into(),
+        (true, Method::Bootstrap) => {
+            "percentile bootstrap (10,000 resamples) of the mean log ratio of each fork pair's".into()
+        }
         (false, _) if c.by_runs() => "Welch's t-test on each run's log geometric mean of its forks'".into(),
         (false, _) => "Welch's t-test on the log of each fork's".into(),
     };
@@ -86,7 +88,9 @@ fn legend(c: &Comparison) -> String {
         out.push_str("One run per side cannot tell a change of the code from a change of the machine: a difference is only `slower?`/`faster?` and never fails the gate; confirm it with `harness ab REF --rate OPS`.\n");
     }
     if let Some(k) = c.layouts {
-        out.push_str(&format!("--layouts {k}: the test's unit is the layout variant (the geometric mean of its pairs).\n"));
+        out.push_str(&format!(
+            "--layouts {k}: the test's unit is the layout variant (the geometric mean of its pairs).\n"
+        ));
     }
     out
 }
@@ -164,7 +168,13 @@ impl crate::compare::Comparison for Comparison {
                 runs: r.runs.map(|(b, n)| [b, n]),
                 pairs: r.pairs.clone(),
                 instructions: r.instructions.map(|(base, new)| json::InstructionPair { base, new, ratio: new / base }),
-                ..json::Case::new(r.id.to_string(), r.base, r.new, r.verdict.token(), verdict_text(r, self.options.noise_band_pct))
+                ..json::Case::new(
+                    r.id.to_string(),
+                    r.base,
+                    r.new,
+                    r.verdict.token(),
+                    verdict_text(r, self.options.noise_band_pct),
+                )
             })
             .collect();
         json::Document {
@@ -172,7 +182,13 @@ impl crate::compare::Comparison for Comparison {
             metric: Metric::Latency.name(),
             test: Some(json::TestSettings {
                 paired: self.paired,
-                unit: if self.paired { "fork_pair" } else if self.by_runs() { "run" } else { "fork" },
+                unit: if self.paired {
+                    "fork_pair"
+                } else if self.by_runs() {
+                    "run"
+                } else {
+                    "fork"
+                },
                 runs: [self.runs.0, self.runs.1],
                 alpha: self.options.alpha,
                 level: self.options.alpha,

@@ -34,12 +34,15 @@ fn ab(pairs: &[(u64, u64)]) -> Report {
 
 #[test]
 fn a_higher_p99_in_every_pair_is_slower_and_an_equal_one_is_within_the_band() {
-    let slower = comparison(&[ab(&[(100_000, 120_000), (101_000, 122_000), (99_000, 119_000)])], &[], Options::default()).unwrap();
+    let slower =
+        comparison(&[ab(&[(100_000, 120_000), (101_000, 122_000), (99_000, 119_000)])], &[], Options::default())
+            .unwrap();
     let row = &slower.rows[0];
     assert_eq!(row.verdict, Verdict::Slower, "{row:?}");
     assert!((row.test.unwrap().ratio - 1.2).abs() < 0.01 && row.pairs.len() == 3);
     assert_eq!(slower.moves()[0].1, Move::Worse);
-    let same = comparison(&[ab(&[(100_000, 100_000), (101_000, 101_000), (99_000, 99_000)])], &[], Options::default()).unwrap();
+    let same = comparison(&[ab(&[(100_000, 100_000), (101_000, 101_000), (99_000, 99_000)])], &[], Options::default())
+        .unwrap();
     assert_eq!(same.rows[0].verdict, Verdict::WithinBand);
     let faster = comparison(&[ab(&[(120_000, 100_000), (122_000, 101_000)])], &[], Options::default()).unwrap();
     assert_eq!(faster.rows[0].verdict, Verdict::Faster);
@@ -84,7 +87,8 @@ fn one_run_per_side_only_looks_slower_and_closed_loop_cases_are_not_compared() {
     assert_eq!(c.rows[0].verdict, Verdict::LooksSlower);
     let gate = Policy { fail_on_regression: true, ..Policy::default() };
     assert!(c.outcome(&gate).unwrap().untested[0].contains("slower? in one run per side"));
-    let runs = comparison(&[side(100_000), side(100_500)], &[side(130_000), side(130_500)], Options::default()).unwrap();
+    let runs =
+        comparison(&[side(100_000), side(100_500)], &[side(130_000), side(130_500)], Options::default()).unwrap();
     assert_eq!((runs.rows[0].verdict, runs.rows[0].runs), (Verdict::Slower, Some((2, 2))));
     let e = comparison(&[side(1)], &[], Options::default()).unwrap_err().0;
     assert!(e.contains("holds one build only"), "{e}");
