@@ -80,7 +80,12 @@ fn open_loop_table(report: &Report) -> String {
         let c = o.corrected.as_ref();
         rows.push(vec![
             b.id().to_string(),
-            format!("{} {}/s", o.rate.arrivals.as_str(), crate::format::si(o.rate.per_sec as f64)),
+            format!(
+                "{} {}/s{}",
+                o.rate.arrivals.as_str(),
+                crate::format::si(o.rate.per_sec as f64),
+                b.rate_share_pct.map_or(String::new(), |p| format!(" ({p}%)"))
+            ),
             o.achieved_per_sec.map_or("-".into(), |a| format!("{}/s", crate::format::si(a))),
             nanos(c.and_then(|p| p.at("p50"))),
             nanos(c.and_then(|p| p.at("p99"))),

@@ -1,6 +1,7 @@
 //! Bencher Metric Format: `{ case: { measure: { value, lower_value, upper_value } } }`, with the
 //! built-in `throughput` (ops/s, bounds from the confidence interval) and `latency` (ns: the p50,
-//! the p99 its upper bound) measures, and `instructions`, `allocations` and the I/O counts (`round_trips`,
+//! the p99 its upper bound; open loop: the corrected latency's) measures, the open-loop
+//! `latency_p50`, `latency_p99` and `latency_p99_9`, and `instructions`, `allocations` and the I/O counts (`round_trips`,
 //! `statements`, `messages`, `bytes`, `rows_returned`, `rows_read`) per op where present. Every
 //! case appears: one with failed forks has a `forks_failed` measure, a skipped one `skipped`.
 
@@ -26,11 +27,8 @@ impl Exporter for Bmf {
             }
             // The median with the p99 as its upper bound: a value always inside its bounds (the
             // mean of a skewed sample can lie above the p99).
-            if let Some(l) = &b.latency {
-                measures.insert(
-                    "latency".into(),
-                    json!({ "value": l.percentiles.get("p50"), "upper_value": l.percentiles.get("p99") }),
-                );
+            if let Some(p) = b.percentiles() {
+                measures.insert("latency".into(), json!({ "value": p.get("p50"), "upper_value": p.get("p99") }));
             }
             for metric in crate::metric::Metric::SECONDARY {
                 for m in metric.measures(b) {

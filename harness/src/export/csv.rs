@@ -53,7 +53,7 @@ impl Exporter for Csv {
             let status = super::CaseStatus::of(b);
             let s = b.score.as_ref();
             let ci = interval(b);
-            let pct = |k: &str| b.latency.as_ref().and_then(|l| l.percentiles.get(k)).map(|v| *v as f64);
+            let pct = |k: &str| b.percentiles().and_then(|p| p.get(k)).map(|v| *v as f64);
             w.write_record([
                 b.name.clone(),
                 b.id().params_text(),

@@ -96,6 +96,13 @@ impl Benchmark {
         }
     }
 
+    /// Its latency percentiles in ns: sampled (`--mode sample`), or an open-loop case's
+    /// corrected ones (from each op's intended start).
+    pub(crate) fn percentiles(&self) -> Option<&std::collections::BTreeMap<String, u64>> {
+        let corrected = self.open_loop.as_ref().and_then(|o| o.corrected.as_ref()).map(|c| &c.percentiles);
+        self.latency.as_ref().map(|l| &l.percentiles).or(corrected)
+    }
+
     /// The open-loop records of its forks that kept their rate.
     pub(crate) fn kept_open_forks(&self) -> impl Iterator<Item = &super::open_loop::ForkOpenLoop> {
         super::open_loop::kept(&self.forks).map(|(_, o)| o)
