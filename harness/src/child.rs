@@ -72,6 +72,8 @@ pub(crate) enum Counting {
     },
     /// `--io`.
     Io,
+    /// `--instructions --io`: both counting forks, with the child's defaults.
+    InstructionsAndIo,
 }
 
 /// An A/B run's flags: the other build and how the pairs decide.
@@ -258,6 +260,7 @@ impl ChildRun {
         match &self.counting {
             Counting::None => vec![],
             Counting::Io => vec![Flag::on("--io")],
+            Counting::InstructionsAndIo => vec![Flag::on("--instructions"), Flag::on("--io")],
             Counting::Instructions { ops, cache_sim, keep } => {
                 let mut f = vec![Flag::on("--instructions")];
                 f.extend(ops.map(|n| Flag::with("--instr-ops", n.to_string())));
@@ -307,6 +310,19 @@ impl ChildRun {
             argv.extend(flag.values);
         }
         Ok(argv)
+    }
+
+    /// The flags that change what the run measures: every flag but the servers' URLs (which
+    /// may hold secrets), `--quiet` and `--out`.
+    pub(crate) fn settings_argv(&self) -> Vec<OsString> {
+        let mut argv: Vec<OsString> = self.select.configs.iter().map(OsString::from).collect();
+        for flag in self.flags() {
+            if !matches!(flag.name, "--redis-url" | "--database-url" | "--quiet" | "--out") {
+                argv.push(flag.name.into());
+                argv.extend(flag.values);
+            }
+        }
+        argv
     }
 
     /// The command line after the binary.

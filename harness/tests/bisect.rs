@@ -102,4 +102,36 @@ fn finds_the_planted_commit_past_one_that_does_not_build() {
     let none = bisect(&c[0], &c[2], false);
     assert_eq!(code(&none), 4, "{}", String::from_utf8_lossy(&none.stderr));
     assert!(String::from_utf8_lossy(&none.stdout).contains("no regression found: BAD"));
+    backfill_reuses_the_builds_resumes_and_finds_the_commit(tmp.path(), &c);
+}
+
+/// `history run` of the same commits (the searches' builds reused): the unbuildable commit is
+/// skipped, the rest run and stored; a second call runs nothing; detection names the planted
+/// commit exactly, and gates on it at the head.
+fn backfill_reuses_the_builds_resumes_and_finds_the_commit(dir: &std::path::Path, c: &[String]) {
+    let store = dir.join("target/history-test.sqlite");
+    let history = |args: &[&str]| {
+        harness().current_dir(dir).arg("history").args(args).arg("--history").arg(&store).output().unwrap()
+    };
+    let range = format!("{}~1..{}", c[0], c[3]);
+    let run = ["run", &range, "main", "-f", "^baseline/busy_loop$", "-p", "work=1000", "--instructions"];
+    let brief = ["--forks", "1", "--warmup", "0", "--iterations", "1", "--time", "1ms"];
+    let first = history(&[&run[..], &brief].concat());
+    let (stdout, stderr) = (String::from_utf8_lossy(&first.stdout), String::from_utf8_lossy(&first.stderr));
+    assert_eq!(code(&first), 0, "{stderr}");
+    assert!(stdout.contains("4 commit(s) of") && stdout.contains("3 run, 0 kept"), "{stdout}");
+    assert!(stdout.contains("1 skipped") && stderr.contains("skipped: it does not build"), "{stderr}");
+    assert_eq!(stderr.matches("building").count(), 1, "only the unbuildable commit is built again: {stderr}");
+    let again = history(&[&run[..], &brief].concat());
+    let stdout = String::from_utf8_lossy(&again.stdout);
+    assert!(stdout.contains("0 run, 3 kept") && stdout.contains("holds 3 runs"), "{stdout}");
+    let detect = history(&["detect", "--metric", "instructions", "--format", "json"]);
+    assert_eq!(code(&detect), 0, "{}", String::from_utf8_lossy(&detect.stderr));
+    let found: serde_json::Value = serde_json::from_slice(&detect.stdout).unwrap();
+    let planted = found.as_array().unwrap().iter().find(|p| p["first_bad"] == c[3].as_str());
+    let planted = planted.unwrap_or_else(|| panic!("no change point at the planted commit: {found:#}"));
+    assert_eq!((planted["last_good"].as_str(), planted["adjacent"].as_bool()), (Some(c[2].as_str()), Some(true)));
+    assert!(planted["regression"] == true && planted["at_head"] == true, "{planted:#}");
+    let gate = history(&["detect", "--metric", "instructions", "--fail-on-regression"]);
+    assert_eq!(code(&gate), 3, "{}", String::from_utf8_lossy(&gate.stderr));
 }

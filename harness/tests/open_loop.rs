@@ -3,23 +3,29 @@
 //!
 //! `probe/fixed_service` spins a fixed service time D per op, so under Poisson arrivals a fork
 //! is an M/D/1 queue whose mean latency is the Pollaczek–Khinchine value D·(1 + ρ/(2(1 − ρ))),
-//! and under constant arrivals below saturation every op takes D. The timed tests take a lock,
-//! so that no two of them load the two cores at once.
+//! and under constant arrivals below saturation every op takes D. Every test takes a lock, so
+//! that nothing else in this binary (not even a refused run's start) loads the two cores while
+//! a timed one runs: CI saw a 0.5 ms p99 at half load when the tests ran side by side.
 
 mod common;
 use common::*;
 use serde_json::Value;
 use std::sync::Mutex;
 
-/// One timed test at a time.
+/// One test at a time.
 static TIMED: Mutex<()> = Mutex::new(());
+
+/// Holds the machine for one test (a test that failed does not keep the others from running).
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    TIMED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Service time of the probe, in microseconds.
 const SERVICE_US: f64 = 100.0;
 
 /// Runs the probe open-loop at `rate` and returns the output and its one case.
 fn probe(rate: &str, arrivals: &str, extra: &[&str]) -> (std::process::Output, Value) {
-    let _one = TIMED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = alone();
     let mut args = vec![
         "smoke",
         "--hidden",
@@ -76,59 +82,78 @@ fn nanos(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// How many runs a queueing check may take: a systematic error in the scheduler misses the
+/// model in every one, while a neighbour's burst on a shared VM (a preempted worker at ρ 0.8
+/// holds a queue for tens of ms; CI once saw 19% above the model) rarely hits all three.
+const ATTEMPTS: usize = 3;
+
 #[test]
 fn poisson_arrivals_give_the_m_d_1_mean_latency_at_half_and_four_fifths_load() {
     for rho in [0.5, 0.8] {
-        let rate = ((rho * 1e6 / SERVICE_US) as u64).to_string();
-        let (out, case) = probe(&rate, "poisson", &[]);
-        assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
-        let open = &case["open_loop"];
-        assert_eq!(open["forks_kept"], 2, "{open:#}");
-        let mean = nanos(&open["corrected"]["mean"]);
-        let theory = SERVICE_US * 1e3 * (1.0 + rho / (2.0 * (1.0 - rho)));
-        let forks = case["forks"].as_array().unwrap();
-        let measured =
-            forks.iter().map(|f| mg1(rho * 1e6 / SERVICE_US, &f["open_loop"])).sum::<f64>() / forks.len() as f64;
-        // Stated in docs/latency.md: within 5% of the value for the service the forks measured
-        // (scripts/open-loop compares with D's value on a release build).
-        assert!(
-            (mean / measured - 1.0).abs() < 0.05,
-            "rho {rho}: mean {mean:.0} ns, M/G/1 of the measured service {measured:.0} ns (of D: {theory:.0} ns)"
-        );
-        // Each op alone still takes about D: the queueing is in the corrected latency only.
-        let alone = nanos(&open["uncorrected"]["percentiles"]["p50"]);
-        assert!((alone / (SERVICE_US * 1e3) - 1.0).abs() < 0.05, "uncorrected p50 {alone}");
-        for fork in case["forks"].as_array().unwrap() {
-            let f = &fork["open_loop"];
-            let ran = f["ran"].as_u64().unwrap();
-            assert_eq!(f["scheduled"].as_u64(), Some(ran), "every scheduled op ran");
-            for h in ["corrected", "uncorrected", "lag"] {
-                let count: u64 = f[h].as_array().unwrap().iter().map(|b| b[1].as_u64().unwrap()).sum();
-                assert_eq!(count, ran, "{h}: one value per op");
-            }
+        let misses: Vec<String> = (0..ATTEMPTS).map_while(|_| m_d_1_attempt(rho).err()).collect();
+        assert!(misses.len() < ATTEMPTS, "rho {rho}, {ATTEMPTS} runs: {}", misses.join("; "));
+    }
+}
+
+/// One run at load `rho`: its structure is asserted, and its mean's distance from the model
+/// returned as an error when above 5%.
+fn m_d_1_attempt(rho: f64) -> Result<(), String> {
+    let rate = ((rho * 1e6 / SERVICE_US) as u64).to_string();
+    let (out, case) = probe(&rate, "poisson", &[]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let open = &case["open_loop"];
+    assert_eq!(open["forks_kept"], 2, "{open:#}");
+    for fork in case["forks"].as_array().unwrap() {
+        let f = &fork["open_loop"];
+        let ran = f["ran"].as_u64().unwrap();
+        assert_eq!(f["scheduled"].as_u64(), Some(ran), "every scheduled op ran");
+        for h in ["corrected", "uncorrected", "lag"] {
+            let count: u64 = f[h].as_array().unwrap().iter().map(|b| b[1].as_u64().unwrap()).sum();
+            assert_eq!(count, ran, "{h}: one value per op");
         }
     }
+    let mean = nanos(&open["corrected"]["mean"]);
+    let theory = SERVICE_US * 1e3 * (1.0 + rho / (2.0 * (1.0 - rho)));
+    let forks = case["forks"].as_array().unwrap();
+    let measured = forks.iter().map(|f| mg1(rho * 1e6 / SERVICE_US, &f["open_loop"])).sum::<f64>() / forks.len() as f64;
+    // Each op alone still takes about D: the queueing is in the corrected latency only.
+    let alone = nanos(&open["uncorrected"]["percentiles"]["p50"]);
+    // Stated in docs/latency.md: within 5% of the value for the service the forks measured
+    // (scripts/open-loop compares with D's value on a release build).
+    if (mean / measured - 1.0).abs() < 0.05 && (alone / (SERVICE_US * 1e3) - 1.0).abs() < 0.05 {
+        return Ok(());
+    }
+    Err(format!(
+        "mean {mean:.0} ns, M/G/1 of the measured service {measured:.0} ns (of D: {theory:.0} ns), uncorrected p50 {alone:.0} ns"
+    ))
 }
 
 #[test]
 fn constant_arrivals_below_saturation_take_the_service_time() {
+    let misses: Vec<String> = (0..ATTEMPTS).map_while(|_| constant_attempt().err()).collect();
+    assert!(misses.len() < ATTEMPTS, "{ATTEMPTS} runs: {}", misses.join("; "));
+}
+
+/// One run of constant arrivals at half load; its percentiles' distance from D as an error.
+fn constant_attempt() -> Result<(), String> {
     let (out, case) = probe("5000", "constant", &[]);
     assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
     let open = &case["open_loop"];
+    assert!(case["name"] == "probe/fixed_service" && open["rate"]["arrivals"] == "constant");
     let d = SERVICE_US * 1e3;
     let at = |h: &str, p: &str| nanos(&open[h]["percentiles"][p]);
     // No op waits for another: the median op takes D from its intended start, within 1%.
-    assert!(
-        (at("corrected", "p50") / d - 1.0).abs() < 0.01,
-        "corrected p50 {} ns for a {d} ns op",
-        at("corrected", "p50")
-    );
+    if (at("corrected", "p50") / d - 1.0).abs() >= 0.01 {
+        return Err(format!("corrected p50 {} ns for a {d} ns op", at("corrected", "p50")));
+    }
     // At p99, D and what the shared VM adds: a preempted op, and the one it makes wait (this
     // run in CI: 102 µs; scripts/open-loop's rounds: up to 113 µs).
     for h in ["corrected", "uncorrected"] {
-        assert!(at(h, "p99") >= d && at(h, "p99") < 1.25 * d, "{h} p99 {} ns for a {d} ns op", at(h, "p99"));
+        if !(at(h, "p99") >= d && at(h, "p99") < 1.25 * d) {
+            return Err(format!("{h} p99 {} ns for a {d} ns op", at(h, "p99")));
+        }
     }
-    assert!(case["name"] == "probe/fixed_service" && open["rate"]["arrivals"] == "constant");
+    Ok(())
 }
 
 #[test]
@@ -172,6 +197,7 @@ fn threads_share_the_rate() {
 
 #[test]
 fn async_tasks_at_a_rate_are_refused_with_the_way_out() {
+    let _one = alone();
     let (out, report) = run(&[
         "smoke",
         "--hidden",
@@ -198,6 +224,7 @@ fn async_tasks_at_a_rate_are_refused_with_the_way_out() {
 
 #[test]
 fn bad_rates_and_combinations_are_refused_before_anything_runs() {
+    let _one = alone();
     let cases: &[(&[&str], &str)] = &[
         (&["--rate", "0"], "at least 1 op per second"),
         (&["--rate=-5"], "at least 1 op per second"),
@@ -232,7 +259,7 @@ fn bad_rates_and_combinations_are_refused_before_anything_runs() {
 
 #[test]
 fn an_ab_run_at_a_rate_is_judged_on_its_p99_fork_pair_by_fork_pair() {
-    let _one = TIMED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = alone();
     let (_dir, path) = report_path();
     let out = harness()
         .args(["run", "smoke", "--hidden", "-f", "^probe/fixed_service$", "-p", "service_us=100", "--rate", "4000"])
@@ -264,6 +291,7 @@ fn an_ab_run_at_a_rate_is_judged_on_its_p99_fork_pair_by_fork_pair() {
 
 #[test]
 fn latency_asked_of_a_closed_loop_report_names_it_and_exits_2() {
+    let _one = alone();
     let (_dir, path) = report_path();
     let out = harness()
         .args(["run", "smoke", "-f", "^baseline/noop$", "--forks", "1", "--warmup", "0", "--iterations", "1"])
@@ -283,7 +311,7 @@ fn latency_asked_of_a_closed_loop_report_names_it_and_exits_2() {
 
 #[test]
 fn shares_are_of_the_closed_loop_throughput_measured_first_and_docs_draw_the_curve() {
-    let _one = TIMED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = alone();
     let (dir, path) = report_path();
     let out = harness()
         .args(["run", "smoke", "--hidden", "-f", "^probe/fixed_service$", "-p", "service_us=100", "--rates", "30%,60%"])

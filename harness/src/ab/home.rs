@@ -56,6 +56,11 @@ impl Home {
         self.root.join("target/harness/layouts")
     }
 
+    /// `target/harness/history-runs/`: the reports of `history run`, one a commit and settings.
+    pub(crate) fn history_runs(&self) -> PathBuf {
+        self.root.join("target/harness/history-runs")
+    }
+
     /// `target/harness/bisect/`: each search's state and its steps' runs.
     pub(crate) fn bisections(&self) -> PathBuf {
         self.root.join("target/harness/bisect")
@@ -73,5 +78,6 @@ mod tests {
         assert_eq!(home.baselines_target(), Path::new("/w/target/harness/baselines/target"));
         assert_eq!(home.candidate_layouts(), Path::new("/w/target/harness/layouts"));
         assert_eq!(home.bisections(), Path::new("/w/target/harness/bisect"));
+        assert_eq!(home.history_runs(), Path::new("/w/target/harness/history-runs"));
     }
 }

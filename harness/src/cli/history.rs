@@ -1,6 +1,7 @@
 //! `harness history`'s command line.
 
-use super::values::probability;
+use super::SelectArgs;
+use super::values::{at_least_one, count, duration, probability};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -29,6 +30,54 @@ pub enum HistoryCommand {
     /// Find the commits where a series' level changed: every change of an exact count, and the
     /// steps of throughput and latency at a stated false-alarm rate.
     Detect(HistoryDetectArgs),
+    /// Backfill: build each first-parent commit of FROM..TO (as `ab` builds a baseline, cached;
+    /// a commit that does not build is skipped), run it with its own harness and store the
+    /// report; run again, it resumes where it stopped.
+    Run(HistoryRunArgs),
+}
+
+/// `harness history run`.
+#[derive(Debug, Args)]
+pub struct HistoryRunArgs {
+    /// The commits, as git reads `FROM..TO`: the first-parent commits after FROM up to TO
+    /// (`FROM~1..TO` includes FROM).
+    #[arg(value_name = "FROM..TO")]
+    pub range: String,
+    /// The cases each commit runs: configuration, filters and params as `harness run` takes them.
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Forks per case (each commit's default when not given).
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    pub forks: Option<u32>,
+    /// Warmup iterations per fork.
+    #[arg(long, value_name = "N", value_parser = count)]
+    pub warmup: Option<u32>,
+    /// Measured iterations per fork.
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    pub iterations: Option<u32>,
+    /// Duration of each measured iteration (`500ms`, `2s`).
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub time: Option<std::time::Duration>,
+    /// Duration of each warmup iteration.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub warmup_time: Option<std::time::Duration>,
+    /// Also count each case's instructions per op (one callgrind fork per case).
+    #[arg(long)]
+    pub instructions: bool,
+    /// Also count each case's I/O per op (round trips, statements, bytes, rows).
+    #[arg(long)]
+    pub io: bool,
+    /// Where each commit's report is kept (`<commit>-<settings>.json`; default
+    /// `target/harness/history-runs/` of the checkout): a report already there and complete is
+    /// stored, not run again.
+    #[arg(long, value_name = "DIR")]
+    pub reports: Option<PathBuf>,
+    /// PostgreSQL server for `db=postgres` cases.
+    #[arg(long, env = "DATABASE_URL", value_name = "URL", default_value = workloads::def::DEFAULT_DATABASE_URL, hide_env_values = true, value_parser = crate::server_url::postgres)]
+    pub database_url: String,
+    /// No progress output.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// `harness history add`.

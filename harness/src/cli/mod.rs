@@ -14,7 +14,9 @@ mod values;
 pub(crate) use bisect::BisectArgs;
 pub(crate) use compare::CompareArgs;
 pub(crate) use explain::ExplainArgs;
-pub(crate) use history::{DetectFormat, HistoryAddArgs, HistoryArgs, HistoryCommand, HistoryDetectArgs};
+pub(crate) use history::{
+    DetectFormat, HistoryAddArgs, HistoryArgs, HistoryCommand, HistoryDetectArgs, HistoryRunArgs,
+};
 pub(crate) use run::{ArrivalsArg, ForkCount, Interleave, LayoutCheckMode, Mode, RunArgs};
 
 /// The text under `--help`: the exit codes, and the configurations from the list the runs use.

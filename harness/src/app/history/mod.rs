@@ -1,4 +1,7 @@
-//! `harness history`: `add` stores reports, `detect` finds the change points of every series.
+//! `harness history`: `add` stores reports, `detect` finds the change points of every series,
+//! `run` backfills a range of commits ([`backfill`]).
+
+mod backfill;
 
 use crate::cli::{DetectFormat, HistoryArgs, HistoryCommand};
 use crate::cli::{HistoryAddArgs, HistoryDetectArgs};
@@ -14,6 +17,7 @@ pub(super) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
         HistoryCommand::Add(a) => add(&location, a),
         HistoryCommand::Detect(a) => detect(&location, a),
+        HistoryCommand::Run(a) => backfill::run(&location, a),
     }
 }
 
