@@ -124,16 +124,20 @@ mod tests {
         use std::io::{Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
+        // The silent connection is held open until the probe has given up (a fixed sleep let a
+        // loaded machine see it closed instead).
+        let (probed, held) = std::sync::mpsc::channel::<()>();
         let answering = std::thread::spawn(move || {
             let (mut c, _) = listener.accept().unwrap();
             let mut buf = [0u8; 6];
             c.read_exact(&mut buf).unwrap();
             c.write_all(b"+PONG\r\n").unwrap();
             let (_silent, _) = listener.accept().unwrap();
-            std::thread::sleep(PROBE_TIMEOUT + Duration::from_millis(300));
+            let _ = held.recv();
         });
         assert_eq!(probe(Server::Redis, &format!("redis://127.0.0.1:{port}")), Ok(()));
         let silent = probe(Server::Postgres, &format!("postgres://u@127.0.0.1:{port}/db")).unwrap_err();
+        probed.send(()).unwrap();
         assert!(silent.contains("accepts connections but did not answer within 2s"), "{silent}");
         answering.join().unwrap();
         // Not the freed port: a test running in parallel may be handed it at once.

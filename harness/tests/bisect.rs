@@ -134,4 +134,30 @@ fn backfill_reuses_the_builds_resumes_and_finds_the_commit(dir: &std::path::Path
     assert!(planted["regression"] == true && planted["at_head"] == true, "{planted:#}");
     let gate = history(&["detect", "--metric", "instructions", "--fail-on-regression"]);
     assert_eq!(code(&gate), 3, "{}", String::from_utf8_lossy(&gate.stderr));
+    assert!(
+        String::from_utf8_lossy(&gate.stderr).contains("1 unconfirmed"),
+        "{}",
+        String::from_utf8_lossy(&gate.stderr)
+    );
+    // An exact count of adjacent commits is its commit's: confirmed without a run, and stored.
+    let confirm = history(&["confirm", "--metric", "instructions", "--format", "json"]);
+    assert_eq!(code(&confirm), 0, "{}", String::from_utf8_lossy(&confirm.stderr));
+    let decided: serde_json::Value = serde_json::from_slice(&confirm.stdout).unwrap();
+    let planted = decided.as_array().unwrap().iter().find(|d| d["first_bad"] == c[3].as_str()).unwrap();
+    assert_eq!((planted["outcome"].as_str(), planted["commit"].as_str()), (Some("exact"), Some(c[3].as_str())));
+    let gate = history(&["detect", "--metric", "instructions", "--fail-on-regression"]);
+    let (text, stderr) = (String::from_utf8_lossy(&gate.stdout), String::from_utf8_lossy(&gate.stderr));
+    assert_eq!(code(&gate), 3, "{stderr}");
+    assert!(stderr.contains("1 confirmed") && text.contains(&format!("exact at {}", &c[3][..12])), "{text}{stderr}");
+    // The site: the open change point links to its series' row, which names its commits.
+    let site = dir.join("target/site");
+    let docs = history(&["docs", "--metric", "instructions", "--out-dir", site.to_str().unwrap()]);
+    assert_eq!(code(&docs), 0, "{}", String::from_utf8_lossy(&docs.stderr));
+    let html = std::fs::read_to_string(site.join("index.html")).unwrap();
+    let range = format!("{}..{}", &c[2][..12], &c[3][..12]);
+    let link = html.split("<table id=\"open\">").nth(1).and_then(|t| t.split("href=\"#").nth(1)).unwrap();
+    let anchor = &link[..link.find('"').unwrap()];
+    let row = html.split(&format!("<tr id=\"{anchor}\">")).nth(1).unwrap_or_else(|| panic!("no row {anchor}: {html}"));
+    assert!(row[..row.find("</tr>").unwrap()].contains(&range), "{anchor} names {range}: {html}");
+    assert!(site.join("series-1.svg").is_file() && html.contains("src=\"series-1.svg\""));
 }

@@ -146,12 +146,14 @@ fn constant_attempt() -> Result<(), String> {
     if (at("corrected", "p50") / d - 1.0).abs() >= 0.01 {
         return Err(format!("corrected p50 {} ns for a {d} ns op", at("corrected", "p50")));
     }
-    // At p99, D and what the shared VM adds: a preempted op, and the one it makes wait (this
-    // run in CI: 102 µs; scripts/open-loop's rounds: up to 113 µs).
-    for h in ["corrected", "uncorrected"] {
-        if !(at(h, "p99") >= d && at(h, "p99") < 1.25 * d) {
-            return Err(format!("{h} p99 {} ns for a {d} ns op", at(h, "p99")));
-        }
+    // At p99 the machine shows: a preempted op takes longer (its uncorrected time) and one the
+    // worker wakes late starts late (its lag); on a shared VM either adds a quarter of D or more
+    // (three runs of this probe on an AMD EPYC VM: uncorrected p99 121-129 µs, lag p99 2-33 µs,
+    // corrected p99 129-168 µs; CI saw corrected p99s of 139-206 µs). An op that waits for
+    // another adds nothing more, but for the rare op behind a preempted one: a tenth of D.
+    let (corrected, alone, lag) = (at("corrected", "p99"), at("uncorrected", "p99"), at("lag", "p99"));
+    if alone < d || corrected > alone + lag + 0.1 * d {
+        return Err(format!("p99: corrected {corrected} ns, uncorrected {alone} ns, lag {lag} ns for a {d} ns op"));
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! `harness history`'s command line.
 
 use super::SelectArgs;
-use super::values::{at_least_one, count, duration, probability};
+use super::values::{at_least_one, at_least_two, count, duration, probability};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -34,6 +34,56 @@ pub enum HistoryCommand {
     /// a commit that does not build is skipped), run it with its own harness and store the
     /// report; run again, it resumes where it stopped.
     Run(HistoryRunArgs),
+    /// Re-run each change point's two commits: a throughput step as a paired A/B across code
+    /// layouts (`confirmed`, `layout` or `not reproduced`), a range narrowed by `bisect`, an
+    /// exact count's change named by its commit; every decision is stored and not re-run.
+    Confirm(HistoryConfirmArgs),
+    /// Write a static site: per series a chart over commits (the forks' spread as a band,
+    /// change points marked by their confirmation) with its change points, and an index of the
+    /// open ones newest first.
+    Docs(HistoryDocsArgs),
+}
+
+/// `harness history docs`.
+#[derive(Debug, Args)]
+pub struct HistoryDocsArgs {
+    /// Which series, and how their change points are found, as `history detect` takes it.
+    #[command(flatten)]
+    pub found: DetectSelect,
+    /// Where the site is written (`index.html` and one SVG per series).
+    #[arg(long, value_name = "DIR", default_value = "target/harness/history-site")]
+    pub out_dir: PathBuf,
+    /// A URL to which `LAST_GOOD...FIRST_BAD` is appended to show a change point's commits
+    /// (e.g. `https://github.com/OWNER/REPO/compare/`).
+    #[arg(long, value_name = "URL")]
+    pub compare_url: Option<String>,
+}
+
+/// `harness history confirm`.
+#[derive(Debug, Args)]
+pub struct HistoryConfirmArgs {
+    /// Which change points, and how they were found, as `history detect` takes it.
+    #[command(flatten)]
+    pub found: DetectSelect,
+    /// The budget of fork pairs of each A/B run (`--forks auto`).
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = at_least_two)]
+    pub max_forks: u32,
+    /// Relink both builds K times with their functions reordered and spread the pairs over the
+    /// variants, so that a confirmed change holds across code layouts (default: --max-forks).
+    #[arg(long, value_name = "K", value_parser = at_least_two)]
+    pub layouts: Option<u32>,
+    /// PostgreSQL server for `db=postgres` cases.
+    #[arg(long, env = "DATABASE_URL", value_name = "URL", default_value = workloads::def::DEFAULT_DATABASE_URL, hide_env_values = true, value_parser = crate::server_url::postgres)]
+    pub database_url: String,
+    /// Redis server for the `redis` workloads.
+    #[arg(long, env = "REDIS_URL", value_name = "URL", default_value = workloads::redis::DEFAULT_REDIS_URL, hide_env_values = true, value_parser = crate::server_url::redis)]
+    pub redis_url: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: DetectFormat,
+    /// No progress output.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// `harness history run`.
@@ -103,9 +153,9 @@ pub enum DetectFormat {
     Json,
 }
 
-/// `harness history detect`.
+/// Which series and change points `detect` and `confirm` read.
 #[derive(Debug, Args)]
-pub struct HistoryDetectArgs {
+pub struct DetectSelect {
     /// Only cases whose id matches this regex.
     #[arg(long, short = 'f', value_name = "REGEX")]
     pub filter: Option<String>,
@@ -119,6 +169,14 @@ pub struct HistoryDetectArgs {
     /// Also use runs of builds with uncommitted edits (stored and flagged, left out by default).
     #[arg(long)]
     pub include_dirty: bool,
+}
+
+/// `harness history detect`.
+#[derive(Debug, Args)]
+pub struct HistoryDetectArgs {
+    /// Which series.
+    #[command(flatten)]
+    pub found: DetectSelect,
     /// Exit 3 when a series' newest change point is a regression (its head sits at the worse level).
     #[arg(long)]
     pub fail_on_regression: bool,

@@ -15,7 +15,8 @@ pub(crate) use bisect::BisectArgs;
 pub(crate) use compare::CompareArgs;
 pub(crate) use explain::ExplainArgs;
 pub(crate) use history::{
-    DetectFormat, HistoryAddArgs, HistoryArgs, HistoryCommand, HistoryDetectArgs, HistoryRunArgs,
+    DetectFormat, DetectSelect, HistoryAddArgs, HistoryArgs, HistoryCommand, HistoryConfirmArgs, HistoryDetectArgs,
+    HistoryDocsArgs, HistoryRunArgs,
 };
 pub(crate) use run::{ArrivalsArg, ForkCount, Interleave, LayoutCheckMode, Mode, RunArgs};
 

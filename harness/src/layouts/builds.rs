@@ -1,5 +1,6 @@
-//! The two relinkable builds `--layouts` needs, made one way for `ab` and `bisect`: a commit's
-//! (once, in its worktree, kept) and the working tree's (in a target of its own).
+//! The two relinkable builds `--layouts` needs, made one way for `ab`, `bisect` and `history
+//! confirm`: a commit's (once, in its worktree, kept) and the working tree's (in a target of its
+//! own).
 
 use super::{Rebuild, Relinkable, relinkable};
 use crate::ab::{BaselineRev, Home};
@@ -10,6 +11,22 @@ use crate::error::BadInput;
 pub(crate) fn of_commit(build: &BaselineRev, who: &str, quiet: bool) -> Result<Relinkable, BadInput> {
     let target = build.home.baselines_target();
     relinkable(&build.dir.join("src"), &target, &build.dir.join("layouts"), who, Rebuild::Never, quiet)
+}
+
+/// A commit's harness, built (or reused) as `ab` builds a baseline; with `layouts`, also made
+/// relinkable, its link kept beside it as `harness.link.tar` (as `run --layouts` wants).
+pub(crate) fn commit_binary(commit: &str, layouts: bool, quiet: bool) -> Result<std::path::PathBuf, String> {
+    let short = &commit[..commit.len().min(12)];
+    let built = crate::ab::prepare(commit, quiet).map_err(|e| e.0)?;
+    if layouts {
+        let beside = built.dir.join("harness.link.tar");
+        if !beside.is_file() {
+            of_commit(&built, &format!("commit {short}"), quiet).map_err(|e| e.0)?;
+            std::fs::copy(built.dir.join("layouts/link.tar"), &beside)
+                .map_err(|e| format!("cannot keep its link as {}: {e}", beside.display()))?;
+        }
+    }
+    Ok(built.binary)
 }
 
 /// The working tree's build made relinkable, in a target directory of its own (cargo gives two

@@ -7,6 +7,7 @@ pub(crate) mod charts;
 mod curve;
 pub(crate) mod explained;
 pub(crate) mod growth;
+pub(crate) mod history;
 
 use crate::export::markdown::row;
 use crate::report::{Benchmark, Report};

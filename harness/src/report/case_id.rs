@@ -59,6 +59,26 @@ impl CaseId {
         p.join(",")
     }
 
+    /// The case a label names, as [`CaseId`]'s `Display` writes it (`name[k=v,...,threads=N]`);
+    /// `None` when it is not one, or names an open-loop rate (read those from their report).
+    pub(crate) fn parse(label: &str) -> Option<CaseId> {
+        let Some((name, rest)) = label.split_once('[') else {
+            return (!label.is_empty()).then(|| CaseId::new(label, BTreeMap::new(), 1));
+        };
+        let inner = rest.strip_suffix(']')?;
+        let (mut params, mut threads) = (BTreeMap::new(), 1);
+        for pair in inner.split(',') {
+            match pair.split_once('=')? {
+                ("threads", n) => threads = n.parse().ok()?,
+                ("rate", _) => return None,
+                (k, v) => {
+                    params.insert(k.to_string(), v.to_string());
+                }
+            }
+        }
+        Some(CaseId::new(name, params, threads))
+    }
+
     /// `[k=v,...]`, or nothing for a bare workload: what the label adds to the name.
     pub(crate) fn bracketed_params(&self) -> String {
         let inner = self.params_text();
@@ -97,6 +117,20 @@ mod tests {
         assert_eq!(open.to_string(), "a[k=1,threads=2,rate=500/s]");
         assert_ne!(open, id);
         assert_eq!(open.rate().map(|r| r.per_sec), Some(500));
+    }
+
+    #[test]
+    fn a_label_reads_back_as_its_case() {
+        for id in [
+            CaseId::new("baseline/noop", params(&[]), 1),
+            CaseId::new("sql/select", params(&[("row_count", "10"), ("db", "sqlite")]), 4),
+            CaseId::new("a", params(&[]), 2),
+        ] {
+            assert_eq!(CaseId::parse(&id.to_string()), Some(id));
+        }
+        for not in ["", "a[k=1", "a[k]", "a[threads=x]", "a[k=1,rate=500/s]"] {
+            assert_eq!(CaseId::parse(not), None, "{not}");
+        }
     }
 
     #[test]

@@ -70,20 +70,9 @@ fn throughput_mark(faster: bool, midpoint: Option<f64>, ab: &AbStep) -> Mark {
     }
 }
 
-/// The commit's harness, built (or reused) as `ab` builds a baseline; with `--layouts`, also
-/// made relinkable, its link kept beside it as `harness.link.tar` (as `run --layouts` wants).
+/// The commit's harness, built or reused, relinkable when the search spreads its pairs over layouts.
 fn build(args: &BisectArgs, commit: &str) -> Result<PathBuf, String> {
-    let built = crate::ab::prepare(commit, args.quiet).map_err(|e| e.0)?;
-    if args.layouts.is_some() {
-        let beside = built.dir.join("harness.link.tar");
-        if !beside.is_file() {
-            crate::layouts::builds::of_commit(&built, &format!("commit {}", short(commit)), args.quiet)
-                .map_err(|e| e.0)?;
-            std::fs::copy(built.dir.join("layouts/link.tar"), &beside)
-                .map_err(|e| format!("cannot keep its link as {}: {e}", beside.display()))?;
-        }
-    }
-    Ok(built.binary)
+    crate::layouts::builds::commit_binary(commit, args.layouts.is_some(), args.quiet)
 }
 
 /// A `harness run` of `binary` of the bisected case into `out`, with the child's defaults.

@@ -2,11 +2,12 @@
 //! `run` backfills a range of commits ([`backfill`]).
 
 mod backfill;
+mod confirm;
 
-use crate::cli::{DetectFormat, HistoryArgs, HistoryCommand};
-use crate::cli::{HistoryAddArgs, HistoryDetectArgs};
+use crate::cli::{DetectFormat, DetectSelect, HistoryArgs, HistoryCommand};
+use crate::cli::{HistoryAddArgs, HistoryDetectArgs, HistoryDocsArgs};
 use crate::error::{BadInput, Exit};
-use crate::history::store::{Added, Location, Store};
+use crate::history::store::{Added, Confirmation, Location, Outcome, Store};
 use crate::history::{self, ChangePoint, Options, detect::Evidence};
 use crate::report::read::read_report;
 use std::process::ExitCode;
@@ -18,6 +19,8 @@ pub(super) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         HistoryCommand::Add(a) => add(&location, a),
         HistoryCommand::Detect(a) => detect(&location, a),
         HistoryCommand::Run(a) => backfill::run(&location, a),
+        HistoryCommand::Confirm(a) => confirm::confirm(&location, a),
+        HistoryCommand::Docs(a) => site(&location, a),
     }
 }
 
@@ -68,15 +71,23 @@ fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
 }
 
-/// Finds and prints the change points of every series the filters keep.
-fn detect(location: &Location, args: &HistoryDetectArgs) -> anyhow::Result<ExitCode> {
-    let filter = args
+/// What detection found in a store: the series the filters keep, their change points, and
+/// each case's configuration (the newest run's), for a command that re-runs a case.
+pub(super) struct Found {
+    series: Vec<history::Series>,
+    points: Vec<ChangePoint>,
+    configurations: std::collections::HashMap<String, String>,
+}
+
+/// The change points of every series of `store` that `select` keeps; a store with nothing to
+/// search, or filters that keep nothing, is an error naming the way out.
+fn find(store: &mut Store, location: &Location, select: &DetectSelect) -> anyhow::Result<Found> {
+    let filter = select
         .filter
         .as_deref()
         .map(regex::Regex::new)
         .transpose()
         .map_err(|e| BadInput(format!("--filter is not a regex ({e}); pass one such as '^sql/'")))?;
-    let mut store = Store::open(location)?;
     let points = store.points()?;
     if points.is_empty() {
         return Err(BadInput(format!(
@@ -84,15 +95,21 @@ fn detect(location: &Location, args: &HistoryDetectArgs) -> anyhow::Result<ExitC
         ))
         .into());
     }
-    let options = Options { alpha: args.alpha, include_dirty: args.include_dirty };
-    if !args.include_dirty && points.iter().all(|p| p.run.dirty) {
+    let options = Options { alpha: select.alpha, include_dirty: select.include_dirty };
+    if !select.include_dirty && points.iter().all(|p| p.run.dirty) {
         return Err(BadInput(format!(
             "every run in {location} is of a build with uncommitted edits (or of unknown state), which detection leaves out: pass --include-dirty, or add runs of committed builds"
         ))
         .into());
     }
+    let mut newest: Vec<&history::store::StoredPoint> = points.iter().collect();
+    newest.sort_by(|a, b| a.run.started_at.cmp(&b.run.started_at));
+    let configurations = newest.iter().map(|p| (p.point.case_id.clone(), p.run.configuration.clone())).collect();
     let metric_kept = |m: &str| {
-        args.metric.as_deref().is_none_or(|want| m == want || m.strip_prefix(want).is_some_and(|r| r.starts_with('.')))
+        select
+            .metric
+            .as_deref()
+            .is_none_or(|want| m == want || m.strip_prefix(want).is_some_and(|r| r.starts_with('.')))
     };
     let series: Vec<history::Series> = history::series(points, &options)
         .into_iter()
@@ -101,28 +118,77 @@ fn detect(location: &Location, args: &HistoryDetectArgs) -> anyhow::Result<ExitC
     if series.is_empty() {
         return Err(BadInput(format!(
             "no series of {location} matches --filter {} --metric {}: run `harness history detect` without them to see every series",
-            args.filter.as_deref().unwrap_or("(none)"),
-            args.metric.as_deref().unwrap_or("(any)")
+            select.filter.as_deref().unwrap_or("(none)"),
+            select.metric.as_deref().unwrap_or("(any)")
         ))
         .into());
     }
-    let found: Vec<ChangePoint> = series.iter().flat_map(|s| history::change_points(s, args.alpha)).collect();
-    let summary = summary(&series, &found);
+    let points = series.iter().flat_map(|s| history::change_points(s, select.alpha)).collect();
+    Ok(Found { series, points, configurations })
+}
+
+/// The stored decision on `c`, if `history confirm` made one.
+fn decision<'a>(c: &ChangePoint, decided: &'a [Confirmation]) -> Option<&'a Confirmation> {
+    decided.iter().find(|d| d.key == c.key && d.last_good == c.last_good && d.first_bad == c.first_bad)
+}
+
+/// Finds and prints the change points of every series the filters keep, with what `confirm`
+/// decided about each; the gate leaves out a regression the A/B rejected.
+fn detect(location: &Location, args: &HistoryDetectArgs) -> anyhow::Result<ExitCode> {
+    let mut store = Store::open(location)?;
+    let found = find(&mut store, location, &args.found)?;
+    let decided = store.confirmations()?;
+    let rows: Vec<(&ChangePoint, Option<&Confirmation>)> =
+        found.points.iter().map(|c| (c, decision(c, &decided))).collect();
+    let summary = summary(&found.series, &found.points);
     match args.format {
-        DetectFormat::Text => show!("{}", text(&found, &summary)),
-        DetectFormat::Markdown => show!("{}", markdown(&found, &summary)),
-        DetectFormat::Json => show!("{}\n", json(&found)),
+        DetectFormat::Text => show!("{}", text(&rows, &summary)),
+        DetectFormat::Markdown => show!("{}", markdown(&rows, &summary)),
+        DetectFormat::Json => show!("{}\n", json(&rows)),
     }
-    let at_head: Vec<&ChangePoint> = found.iter().filter(|c| c.at_head && c.regression).collect();
+    let rejected =
+        |d: Option<&Confirmation>| d.is_some_and(|d| matches!(d.outcome, Outcome::Layout | Outcome::NotReproduced));
+    let at_head: Vec<_> = rows.iter().filter(|(c, d)| c.at_head && c.regression && !rejected(*d)).collect();
     if args.fail_on_regression && !at_head.is_empty() {
+        let confirmed = at_head.iter().filter(|(_, d)| d.is_some()).count();
         say!(
-            "error: {} series sit at a regressed level at their head (unconfirmed: no A/B has re-run them), first {} at {}",
+            "error: {} series sit at a regressed level at their head ({confirmed} confirmed by an A/B or their exact counts, {} unconfirmed: `harness history confirm` re-runs them), first {} at {}",
             at_head.len(),
-            at_head[0].key,
-            short(&at_head[0].first_bad)
+            at_head.len() - confirmed,
+            at_head[0].0.key,
+            short(&at_head[0].0.first_bad)
         );
         return Ok(ExitCode::from(Exit::Regression.code()));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the history's static site into `--out-dir`, each file atomically.
+fn site(location: &Location, args: &HistoryDocsArgs) -> anyhow::Result<ExitCode> {
+    use crate::report::write;
+    let mut store = Store::open(location)?;
+    let found = find(&mut store, location, &args.found)?;
+    let decided = store.confirmations()?;
+    let site = crate::page::history::Site {
+        store: location.to_string(),
+        series: &found.series,
+        points: found.points.iter().map(|c| (c, decision(c, &decided))).collect(),
+        compare_url: args.compare_url.clone(),
+    };
+    let files = crate::page::history::render(&site)?;
+    std::fs::create_dir_all(&args.out_dir)
+        .map_err(|e| e.to_string())
+        .and_then(|()| write::check_writable(&args.out_dir.join("index.html")))
+        .map_err(|e| {
+            BadInput(format!(
+                "cannot write to --out-dir '{}': {e}; choose a writable directory",
+                args.out_dir.display()
+            ))
+        })?;
+    for (name, text) in &files {
+        write::write_bytes_atomic(&args.out_dir.join(name), text.as_bytes())?;
+    }
+    show!("wrote {} file(s) to {}\n", files.len(), args.out_dir.join("index.html").display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -139,8 +205,19 @@ fn summary(series: &[history::Series], found: &[ChangePoint]) -> String {
     )
 }
 
+/// What a change point's row says of its confirmation.
+fn confirmation_word(d: Option<&Confirmation>) -> String {
+    match d {
+        None => "unconfirmed".into(),
+        Some(d) => match &d.commit {
+            Some(commit) => format!("{} at {}", d.outcome.word(), short(commit)),
+            None => d.outcome.word().into(),
+        },
+    }
+}
+
 /// The cells of a change point's row, shared by the text and Markdown tables.
-fn cells(c: &ChangePoint) -> [String; 6] {
+fn cells(c: &ChangePoint, d: Option<&Confirmation>) -> [String; 7] {
     let range = match c.adjacent {
         Some(false) => format!("{}..{} (commits between not stored)", short(&c.last_good), short(&c.first_bad)),
         _ => format!("{}..{}", short(&c.last_good), short(&c.first_bad)),
@@ -155,7 +232,8 @@ fn cells(c: &ChangePoint) -> [String; 6] {
     };
     let verdict =
         format!("{}{}", if c.regression { "regression" } else { "improvement" }, if c.at_head { ", head" } else { "" });
-    [format!("{} {}", c.key.case_id, c.key.metric), range, change, evidence, verdict, c.key.machine.clone()]
+    let key = format!("{} {}", c.key.case_id, c.key.metric);
+    [key, range, change, evidence, verdict, confirmation_word(d), c.key.machine.clone()]
 }
 
 /// A count as it reads: whole when it is, else to two decimals.
@@ -163,30 +241,35 @@ fn count(x: f64) -> String {
     if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.2}") }
 }
 
-fn text(found: &[ChangePoint], summary: &str) -> String {
-    let header = ["case and figure", "last good..first bad", "change", "evidence", "verdict"];
-    let mut rows = vec![header.map(String::from).to_vec()];
-    rows.extend(found.iter().map(|c| cells(c)[..5].to_vec()));
-    let table = if found.is_empty() { String::new() } else { crate::format::table(&rows, |_| false) };
+/// One row of a table: a change point and what `confirm` decided about it.
+type Row<'a> = (&'a ChangePoint, Option<&'a Confirmation>);
+
+fn text(rows: &[Row<'_>], summary: &str) -> String {
+    let header = ["case and figure", "last good..first bad", "change", "evidence", "verdict", "confirmation"];
+    let mut table = vec![header.map(String::from).to_vec()];
+    table.extend(rows.iter().map(|(c, d)| cells(c, *d)[..6].to_vec()));
+    let table = if rows.is_empty() { String::new() } else { crate::format::table(&table, |_| false) };
     table + summary
 }
 
-fn markdown(found: &[ChangePoint], summary: &str) -> String {
-    if found.is_empty() {
+fn markdown(rows: &[Row<'_>], summary: &str) -> String {
+    if rows.is_empty() {
         return format!("No change points.\n\n{summary}");
     }
-    let mut out = String::from("| case and figure | last good..first bad | change | evidence | verdict | machine |\n");
-    out += "|---|---|---|---|---|---|\n";
-    for c in found {
-        out += &format!("| {} |\n", cells(c).join(" | "));
+    let mut out = String::from(
+        "| case and figure | last good..first bad | change | evidence | verdict | confirmation | machine |\n",
+    );
+    out += "|---|---|---|---|---|---|---|\n";
+    for (c, d) in rows {
+        out += &format!("| {} |\n", cells(c, *d).join(" | "));
     }
     format!("{out}\n{summary}")
 }
 
-fn json(found: &[ChangePoint]) -> String {
-    let rows: Vec<serde_json::Value> = found
+fn json(rows: &[Row<'_>]) -> String {
+    let rows: Vec<serde_json::Value> = rows
         .iter()
-        .map(|c| {
+        .map(|(c, d)| {
             let (p, counts) = match c.change.evidence {
                 Evidence::PValue(p) => (Some(p), None),
                 Evidence::Counts(a, b) => (None, Some([a, b])),
@@ -196,7 +279,10 @@ fn json(found: &[ChangePoint]) -> String {
                 "last_good": c.last_good, "first_bad": c.first_bad, "adjacent": c.adjacent,
                 "before": c.change.before, "after": c.change.after, "change": c.change.ratio(),
                 "interval": c.change.interval.map(|(lo, hi)| [lo, hi]), "p_value": p, "counts": counts,
-                "regression": c.regression, "at_head": c.at_head, "confirmation": "unconfirmed",
+                "regression": c.regression, "at_head": c.at_head,
+                "confirmation": d.map_or("unconfirmed", |d| d.outcome.word()),
+                "confirmed_commit": d.and_then(|d| d.commit.clone()),
+                "confirmation_detail": d.map(|d| d.detail.clone()),
             })
         })
         .collect();

@@ -92,6 +92,31 @@ impl Conn {
         }
     }
 
+    /// The first `n` columns, texts (or NULL), of every row `sql` returns.
+    pub(super) fn texts(
+        &mut self,
+        sql: &str,
+        params: &[Value<'_>],
+        n: usize,
+    ) -> Result<Vec<Vec<Option<String>>>, String> {
+        match self {
+            Conn::Sqlite(c) => {
+                let p: Vec<Box<dyn rusqlite::ToSql + '_>> = params.iter().map(Value::sqlite).collect();
+                let mut stmt = c.prepare_cached(sql).map_err(|e| e.to_string())?;
+                let rows = stmt
+                    .query_map(rusqlite::params_from_iter(p.iter()), |r| (0..n).map(|i| r.get(i)).collect())
+                    .map_err(|e| e.to_string())?;
+                rows.collect::<Result<_, _>>().map_err(|e| e.to_string())
+            }
+            Conn::Postgres(c) => {
+                let p: Vec<Box<dyn postgres::types::ToSql + Sync + '_>> = params.iter().map(Value::postgres).collect();
+                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = p.iter().map(AsRef::as_ref).collect();
+                let rows = c.query(sql, &refs).map_err(|e| e.to_string())?;
+                Ok(rows.iter().map(|r| (0..n).map(|i| r.get(i)).collect()).collect())
+            }
+        }
+    }
+
     /// Every row of `sql` (the points query: 8 run texts, 5 integers, 4 point texts, a value,
     /// in the column order [`super::row`] takes them).
     pub(super) fn points(&mut self, sql: &str) -> Result<Vec<StoredPoint>, String> {

@@ -3,9 +3,12 @@
 //! migrations applied under a lock, and ingest that is idempotent by run id: a run is added in
 //! one transaction that first claims its id, so two runners adding the same report store it once.
 
+mod confirmations;
 mod conn;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use confirmations::{Confirmation, Outcome};
 
 use super::ingest::{Point, Run};
 use conn::{Conn, Value};
@@ -13,7 +16,8 @@ use std::path::PathBuf;
 
 /// The migrations, in order: entry i brings a store from version i to i + 1. `@ID@` is each
 /// backend's own integer key.
-const MIGRATIONS: [&str; 1] = [r"
+const MIGRATIONS: [&str; 2] = [
+    r"
 CREATE TABLE history_runs (
     run @ID@,
     run_id TEXT NOT NULL UNIQUE,
@@ -47,7 +51,25 @@ CREATE TABLE history_points (
     forks TEXT NOT NULL,
     PRIMARY KEY (series, run)
 );
-"];
+",
+    r"
+CREATE TABLE history_confirmations (
+    confirmation @ID@,
+    case_id TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    machine TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    last_good TEXT NOT NULL,
+    first_bad TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    commit_hash TEXT,
+    detail TEXT NOT NULL,
+    evidence TEXT,
+    decided_at TEXT NOT NULL,
+    UNIQUE (case_id, metric, machine, settings, last_good, first_bad)
+);
+",
+];
 
 /// The store's schema version this harness writes.
 pub(crate) const STORE_VERSION: u32 = MIGRATIONS.len() as u32;

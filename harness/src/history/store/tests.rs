@@ -79,7 +79,47 @@ fn a_store_from_a_newer_harness_is_refused_and_an_older_one_migrated() {
     assert_eq!(store.add(&run("a"), &[point("x")], "a").unwrap(), Added::New(1));
     c.execute("UPDATE history_schema SET version = 99", []).unwrap();
     let e = Store::open(&Location::Sqlite(path)).err().unwrap().to_string();
-    assert!(e.contains("has schema version 99; this harness reads versions up to 1"), "{e}");
+    assert!(e.contains("has schema version 99; this harness reads versions up to 2"), "{e}");
+}
+
+#[test]
+fn a_version_1_store_keeps_its_runs_and_gains_confirmations_each_decided_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    // What the harness of the first history slice wrote: version 1, with a run in it.
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch(&MIGRATIONS[0].replace("@ID@", "INTEGER PRIMARY KEY")).unwrap();
+    c.execute_batch("CREATE TABLE history_schema (version BIGINT NOT NULL); INSERT INTO history_schema VALUES (1)")
+        .unwrap();
+    c.execute(
+        "INSERT INTO history_runs (run_id, dirty, schema_version, harness_version, configuration, machine, started_at, status, source, added_at) \
+         VALUES ('old', 0, 2, '0.1.0', 'smoke', 'm', 't', 'complete', 'old.json', 't')",
+        [],
+    )
+    .unwrap();
+    let mut store = Store::open(&Location::Sqlite(path.clone())).unwrap();
+    assert_eq!(store.run_count().unwrap(), 1, "the old run is kept");
+    let version: i64 = c.query_row("SELECT version FROM history_schema", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, 2);
+    let key = crate::history::SeriesKey {
+        case_id: "x".into(),
+        metric: "throughput".into(),
+        machine: "m".into(),
+        settings: "s".into(),
+    };
+    let decided = Confirmation {
+        key,
+        last_good: "a".into(),
+        first_bad: "b".into(),
+        outcome: Outcome::Layout,
+        commit: None,
+        detail: "-0.3% [-1.2%, +0.6%]".into(),
+        evidence: Some("ab.json".into()),
+    };
+    assert!(store.record(&decided).unwrap());
+    let again = Confirmation { outcome: Outcome::Confirmed, ..decided.clone() };
+    assert!(!store.record(&again).unwrap(), "a change point is decided once");
+    assert_eq!(Store::open(&Location::Sqlite(path)).unwrap().confirmations().unwrap(), vec![decided]);
 }
 
 #[test]

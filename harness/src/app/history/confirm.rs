@@ -1,0 +1,300 @@
+//! `harness history confirm`: each change point `detect` finds, re-run. A throughput step of
+//! adjacent commits is a paired A/B of the two builds across `--layouts K` code layouts; one
+//! whose commits between were not stored is narrowed by `bisect` once the A/B confirms it. An
+//! exact count's change is its commit's when the two are adjacent, else `bisect` by that count
+//! finds the commit. Every decision is stored, so a second call re-runs nothing decided.
+
+use super::{ChangePoint, Found, decision, find, short};
+use crate::ab::Home;
+use crate::child::{ChildRun, Pairs, Selection};
+use crate::cli::{DetectFormat, HistoryConfirmArgs};
+use crate::compare::throughput::{Options, Verdict, compare_sides};
+use crate::history::store::{Confirmation, Location, Outcome, Store};
+use crate::report::CaseId;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Decides every undecided change point and prints them all with their decisions.
+pub(super) fn confirm(location: &Location, args: &HistoryConfirmArgs) -> anyhow::Result<ExitCode> {
+    let layouts = args.layouts.unwrap_or(args.max_forks);
+    if layouts < args.max_forks {
+        return Err(crate::error::BadInput(format!(
+            "--layouts {layouts} with --max-forks {}: each fork pair needs a layout of its own; give --layouts at least {0} or leave it out",
+            args.max_forks
+        ))
+        .into());
+    }
+    let home = Home::of_current_checkout("harness history confirm")?;
+    let mut store = Store::open(location)?;
+    let found = find(&mut store, location, &args.found)?;
+    let runs = home.history_runs().join("confirm");
+    std::fs::create_dir_all(&runs).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", runs.display()))?;
+    let mut rows: Vec<(ChangePoint, Result<Confirmation, String>)> = vec![];
+    for c in &found.points {
+        let decided = decision(c, &store.confirmations()?).cloned();
+        let result = match decided {
+            Some(d) => Ok(d),
+            None => {
+                let job = Job { args, layouts, root: home.root(), runs: &runs, found: &found };
+                let result = job.decide(c);
+                if let Ok(d) = &result {
+                    store.record(d)?;
+                }
+                result
+            }
+        };
+        if !args.quiet {
+            say!("{} {}..{}: {}", c.key, short(&c.last_good), short(&c.first_bad), said(&result));
+        }
+        rows.push((c.clone(), result));
+    }
+    match args.format {
+        DetectFormat::Json => show!("{}\n", json(&rows)),
+        DetectFormat::Text | DetectFormat::Markdown => show!("{}", table(&rows, args.format)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line of a decision, or why there is none.
+fn said(result: &Result<Confirmation, String>) -> String {
+    match result {
+        Ok(d) => {
+            let at = d.commit.as_deref().map_or(String::new(), |c| format!(" at {}", short(c)));
+            format!("{}{at}: {}", d.outcome.word(), d.detail)
+        }
+        Err(why) => format!("undecided: {why}"),
+    }
+}
+
+/// What deciding one change point needs.
+struct Job<'a> {
+    args: &'a HistoryConfirmArgs,
+    layouts: u32,
+    root: &'a Path,
+    runs: &'a Path,
+    found: &'a Found,
+}
+
+impl Job<'_> {
+    /// Re-runs `c` as its figure needs; why not, in words (nothing is stored then).
+    fn decide(&self, c: &ChangePoint) -> Result<Confirmation, String> {
+        let series = self.found.series.iter().find(|s| s.key == c.key).ok_or("its series is gone")?;
+        let decided = |outcome, commit: Option<String>, detail: String, evidence: Option<String>| Confirmation {
+            key: c.key.clone(),
+            last_good: c.last_good.clone(),
+            first_bad: c.first_bad.clone(),
+            outcome,
+            commit,
+            detail,
+            evidence,
+        };
+        if series.exact {
+            let counts = format!("{:.2} → {:.2} per op", c.change.before, c.change.after);
+            if c.adjacent == Some(true) {
+                return Ok(decided(Outcome::Exact, Some(c.first_bad.clone()), counts, None));
+            }
+            let metric = if c.key.metric == "instructions" { "instructions" } else { "io" };
+            let (commit, evidence) = self.bisect(c, metric)?;
+            return Ok(decided(Outcome::Exact, commit, format!("{counts}; bisected by {metric}"), Some(evidence)));
+        }
+        if c.key.metric != "throughput" {
+            return Err(format!(
+                "confirming a {} change point is not built yet: compare the two commits with `harness ab`",
+                c.key.metric
+            ));
+        }
+        let (outcome, detail, evidence) = self.ab(c)?;
+        if outcome != Outcome::Confirmed || c.adjacent == Some(true) {
+            let commit = (outcome == Outcome::Confirmed).then(|| c.first_bad.clone());
+            return Ok(decided(outcome, commit, detail, Some(evidence)));
+        }
+        let (commit, search) = self.bisect(c, "throughput")?;
+        Ok(decided(outcome, commit, format!("{detail}; bisected"), Some(format!("{evidence}, {search}"))))
+    }
+
+    /// The case of `c` as `harness run` selects it.
+    fn selection(&self, c: &ChangePoint) -> Result<(CaseId, Selection), String> {
+        let id = CaseId::parse(&c.key.case_id)
+            .ok_or_else(|| format!("'{}' is not a case id it can rerun", c.key.case_id))?;
+        let config = self.found.configurations.get(&c.key.case_id).cloned().unwrap_or_else(|| "all".into());
+        let select = Selection {
+            configs: vec![config],
+            filters: vec![format!("^{}$", regex::escape(id.name()))],
+            params: id.params().iter().map(|(k, v)| format!("{k}={v}")).collect(),
+            hidden: true,
+        };
+        Ok((id, select))
+    }
+
+    /// The paired A/B of FIRST BAD against LAST GOOD across layouts: its outcome, one line of
+    /// what it measured, and its report.
+    fn ab(&self, c: &ChangePoint) -> Result<(Outcome, String, String), String> {
+        let build = |commit: &str| crate::layouts::builds::commit_binary(commit, true, self.args.quiet);
+        let (good, bad) = (build(&c.last_good)?, build(&c.first_bad)?);
+        let (id, select) = self.selection(c)?;
+        let out = self.out(c, "ab");
+        let urls = (self.args.database_url.as_str(), self.args.redis_url.as_str());
+        let mut run = ChildRun::new(&bad, select, urls, &out, format!("the A/B of {}", c.key));
+        run.timing.threads = Some(id.threads());
+        run.pairs = Some(Pairs {
+            auto_max_forks: Some(self.args.max_forks),
+            layouts: Some(self.layouts),
+            no_layout_check: false,
+            ..Pairs::against(&good)
+        });
+        let report = run.run().map_err(|e| e.to_string())?;
+        let row =
+            compare_sides(&report, Options::default()).rows.into_iter().next().ok_or("its A/B compared no case")?;
+        let test = row.test.ok_or("its A/B had too few fork pairs to test")?;
+        let same_instructions = row.instructions.is_some_and(|(a, b)| (b / a - 1.0).abs() < SAME_INSTRUCTIONS);
+        let Some(outcome) = outcome(c.regression, row.verdict, same_instructions) else {
+            return Err(format!(
+                "its A/B stayed undecided after {} fork pairs ({}): give --max-forks more",
+                row.pairs.len(),
+                out.display()
+            ));
+        };
+        let instructions = match row.instructions {
+            Some((a, _)) if same_instructions => format!("same instructions ({a:.0} per op)"),
+            Some((a, b)) => format!("instructions {:+.2}%", (b / a - 1.0) * 100.0),
+            None => "instructions not counted".into(),
+        };
+        let detail = format!(
+            "{:+.2}% [{:+.2}%, {:+.2}%] over {} pairs across {} layouts ({}), {instructions}",
+            (test.ratio - 1.0) * 100.0,
+            (test.lower - 1.0) * 100.0,
+            (test.upper - 1.0) * 100.0,
+            row.pairs.len(),
+            self.layouts,
+            row.verdict.text(Options::default().noise_band_pct)
+        );
+        Ok((outcome, detail, out.display().to_string()))
+    }
+
+    /// `harness bisect LAST_GOOD FIRST_BAD` of the case by `metric`: the commit it names (none
+    /// when it ends in a range) and its search's JSON file.
+    fn bisect(&self, c: &ChangePoint, metric: &str) -> Result<(Option<String>, String), String> {
+        let (_, select) = self.selection(c)?;
+        let exe = std::env::current_exe().map_err(|e| format!("cannot find this harness: {e}"))?;
+        let mut cmd = std::process::Command::new(exe);
+        cmd.current_dir(self.root).args(["bisect", &c.last_good, &c.first_bad]).args(&select.configs);
+        for f in &select.filters {
+            cmd.args(["-f", f]);
+        }
+        for p in &select.params {
+            cmd.args(["-p", p]);
+        }
+        cmd.args(["--hidden", "--metric", metric, "--json", "--quiet"]);
+        cmd.args(["--database-url", &self.args.database_url, "--redis-url", &self.args.redis_url]);
+        if !c.regression {
+            cmd.arg("--faster");
+        }
+        if metric == "throughput" {
+            cmd.args(["--layouts", &self.layouts.to_string(), "--max-forks", &self.args.max_forks.to_string()]);
+        }
+        let done = cmd.stdin(std::process::Stdio::null()).output().map_err(|e| format!("cannot run bisect: {e}"))?;
+        let search: serde_json::Value = serde_json::from_slice(&done.stdout).map_err(|_| {
+            let err = workloads::redact::redact(&String::from_utf8_lossy(&done.stderr));
+            format!("its bisect failed: {}", err.lines().last().unwrap_or("no output"))
+        })?;
+        let kept = self.out(c, "bisect");
+        std::fs::write(&kept, serde_json::to_string_pretty(&search).unwrap_or_default())
+            .map_err(|e| format!("cannot keep the search as {}: {e}", kept.display()))?;
+        let commit = match search["outcome"].as_str() {
+            Some("found") => search["first_bad"][0].as_str().map(String::from),
+            _ => None,
+        };
+        Ok((commit, kept.display().to_string()))
+    }
+
+    /// Where a step of `c` keeps its file: `<runs>/<good>-<bad>-<what>-<case>.json`.
+    fn out(&self, c: &ChangePoint, what: &str) -> PathBuf {
+        let case: String =
+            c.key.case_id.chars().map(|ch| if ch.is_ascii_alphanumeric() || ch == '=' { ch } else { '_' }).collect();
+        self.runs.join(format!("{}-{}-{what}-{case}.json", short(&c.last_good), short(&c.first_bad)))
+    }
+}
+
+/// Instructions per op within this share of each other are the same code.
+const SAME_INSTRUCTIONS: f64 = 0.001;
+
+/// What an A/B's verdict says of a change point that was a regression (else an improvement):
+/// `None` when it stayed undecided (more pairs would tell).
+fn outcome(regression: bool, verdict: Verdict, same_instructions: bool) -> Option<Outcome> {
+    let moved = if regression {
+        matches!(verdict, Verdict::Slower | Verdict::SlowerSameInstructions)
+    } else {
+        matches!(verdict, Verdict::Faster | Verdict::FasterSameInstructions)
+    };
+    match (moved, verdict, same_instructions) {
+        (true, _, _) => Some(Outcome::Confirmed),
+        (false, Verdict::NoChange | Verdict::TooFewForks | Verdict::NoData, _) => None,
+        (false, _, true) => Some(Outcome::Layout),
+        (false, _, false) => Some(Outcome::NotReproduced),
+    }
+}
+
+/// The decisions as a text or Markdown table.
+fn table(rows: &[(ChangePoint, Result<Confirmation, String>)], format: DetectFormat) -> String {
+    let cells = |(c, r): &(ChangePoint, Result<Confirmation, String>)| {
+        let (outcome, commit, detail) = match r {
+            Ok(d) => {
+                (d.outcome.word().to_string(), d.commit.as_deref().map_or("-", short).to_string(), d.detail.clone())
+            }
+            Err(why) => ("undecided".into(), "-".into(), why.clone()),
+        };
+        let range = format!("{}..{}", short(&c.last_good), short(&c.first_bad));
+        vec![format!("{}", c.key), range, outcome, commit, detail]
+    };
+    let header = ["case and figure", "last good..first bad", "outcome", "commit", "what the re-run measured"];
+    let decided = rows.iter().filter(|(_, r)| r.is_ok()).count();
+    let summary = format!("{} change point(s): {decided} decided, {} undecided\n", rows.len(), rows.len() - decided);
+    if rows.is_empty() {
+        return summary;
+    }
+    if format == DetectFormat::Markdown {
+        let mut out = format!("| {} |\n|---|---|---|---|---|\n", header.join(" | "));
+        for r in rows {
+            out += &format!("| {} |\n", cells(r).join(" | "));
+        }
+        return format!("{out}\n{summary}");
+    }
+    let mut table = vec![header.map(String::from).to_vec()];
+    table.extend(rows.iter().map(cells));
+    crate::format::table(&table, |_| false) + &summary
+}
+
+fn json(rows: &[(ChangePoint, Result<Confirmation, String>)]) -> String {
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|(c, r)| {
+            let (outcome, commit, detail, evidence) = match r {
+                Ok(d) => (d.outcome.word(), d.commit.clone(), d.detail.clone(), d.evidence.clone()),
+                Err(why) => ("undecided", None, why.clone(), None),
+            };
+            serde_json::json!({
+                "case": c.key.case_id, "metric": c.key.metric, "machine": c.key.machine,
+                "last_good": c.last_good, "first_bad": c.first_bad, "regression": c.regression,
+                "outcome": outcome, "commit": commit, "detail": detail, "evidence": evidence,
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&rows).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ab_confirms_the_way_the_history_moved_and_names_a_layout_by_its_instructions() {
+        assert_eq!(outcome(true, Verdict::Slower, false), Some(Outcome::Confirmed));
+        assert_eq!(outcome(true, Verdict::SlowerSameInstructions, true), Some(Outcome::Confirmed), "across layouts");
+        assert_eq!(outcome(false, Verdict::Faster, false), Some(Outcome::Confirmed));
+        assert_eq!(outcome(true, Verdict::WithinBand, true), Some(Outcome::Layout));
+        assert_eq!(outcome(true, Verdict::Faster, true), Some(Outcome::Layout), "the other way, same code");
+        assert_eq!(outcome(true, Verdict::WithinBand, false), Some(Outcome::NotReproduced));
+        assert_eq!(outcome(false, Verdict::Slower, false), Some(Outcome::NotReproduced));
+        assert_eq!(outcome(true, Verdict::NoChange, true), None, "undecided: more pairs would tell");
+    }
+}

@@ -1,0 +1,267 @@
+//! `harness history docs`: a static site of the history. `index.html` holds the summary table,
+//! the open change points newest first (each linked to its series' row of it) and, per series,
+//! a chart over its commits (the forks' spread as a band, each change point a vertical line:
+//! solid red when confirmed or exact, dashed orange when unconfirmed, grey when the A/B
+//! rejected it) with the table of its change points and what re-running them measured. One
+//! SVG file per chart; the same store always gives byte-identical files.
+
+use super::File;
+use crate::history::store::{Confirmation, Outcome};
+use crate::history::{ChangePoint, Series};
+use plotters::prelude::*;
+
+/// What the site shows.
+pub(crate) struct Site<'a> {
+    /// Where the history is kept, as shown.
+    pub store: String,
+    /// Every series, in order.
+    pub series: &'a [Series],
+    /// Every change point, with what `confirm` decided.
+    pub points: Vec<(&'a ChangePoint, Option<&'a Confirmation>)>,
+    /// A URL to which `A...B` appends a comparison of two commits (`https://github.com/o/r/compare/`).
+    pub compare_url: Option<String>,
+}
+
+/// How a change point stands, for its colour and its word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standing {
+    Confirmed,
+    Unconfirmed,
+    Rejected,
+}
+
+fn standing(d: Option<&Confirmation>) -> Standing {
+    match d.map(|d| d.outcome) {
+        None => Standing::Unconfirmed,
+        Some(Outcome::Confirmed | Outcome::Exact) => Standing::Confirmed,
+        Some(Outcome::Layout | Outcome::NotReproduced) => Standing::Rejected,
+    }
+}
+
+/// `&`, `<`, `>` and `"` escaped for HTML text and attributes.
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+fn short(c: &str) -> &str {
+    &c[..c.len().min(12)]
+}
+
+/// The site's files: `index.html` and one `series-N.svg` per series.
+pub(crate) fn render(site: &Site<'_>) -> anyhow::Result<Vec<File>> {
+    let mut files = vec![];
+    let mut sections = String::new();
+    for (i, s) in site.series.iter().enumerate() {
+        let points: Vec<_> = site.points.iter().filter(|(c, _)| c.key == s.key).copied().collect();
+        let svg = chart(s, &points)?;
+        let name = format!("series-{}.svg", i + 1);
+        sections += &section(site, i, s, &points, &name);
+        files.push((name, svg));
+    }
+    let html = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>History of {store}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>History</h1>\n<p>{store}: {summary}</p>\n{open}\n{sections}</body>\n</html>\n",
+        store = esc(&site.store),
+        summary = esc(&summary(site)),
+        open = open_points(site),
+    );
+    files.insert(0, ("index.html".into(), html));
+    Ok(files)
+}
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1000px}table{border-collapse:collapse;margin:1em 0}\
+td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}.confirmed{color:#c00}.unconfirmed{color:#c60}\
+.rejected{color:#777}:target{background:#ffd}img{max-width:100%}";
+
+fn summary(site: &Site<'_>) -> String {
+    let count = |want: Standing| site.points.iter().filter(|(_, d)| standing(*d) == want).count();
+    let machines: std::collections::BTreeSet<&str> = site.series.iter().map(|s| s.key.machine.as_str()).collect();
+    format!(
+        "{} series on {} machine(s), {} change point(s): {} confirmed, {} unconfirmed, {} rejected by an A/B",
+        site.series.len(),
+        machines.len(),
+        site.points.len(),
+        count(Standing::Confirmed),
+        count(Standing::Unconfirmed),
+        count(Standing::Rejected)
+    )
+}
+
+/// The anchor of change point `j` of series `i`.
+fn anchor(i: usize, j: usize) -> String {
+    format!("cp-{}-{}", i + 1, j + 1)
+}
+
+/// The change points no A/B rejected, newest first (the ones nearest their series' head).
+fn open_points(site: &Site<'_>) -> String {
+    let mut open = vec![];
+    for (i, s) in site.series.iter().enumerate() {
+        let points = site.points.iter().filter(|(c, _)| c.key == s.key);
+        for (j, (c, d)) in points.enumerate() {
+            if standing(*d) != Standing::Rejected {
+                let age = s.commits.len() - s.commits.iter().position(|p| p.commit == c.first_bad).unwrap_or(0);
+                open.push((age, i, j, *c, *d));
+            }
+        }
+    }
+    open.sort_by_key(|o| (o.0, o.1, o.2));
+    if open.is_empty() {
+        return "<h2>Open change points</h2>\n<p>None.</p>\n".into();
+    }
+    let mut out = String::from(
+        "<h2>Open change points</h2>\n<table id=\"open\">\n<tr><th>case and figure</th><th>commits</th><th>change</th><th>confirmation</th></tr>\n",
+    );
+    for (_, i, j, c, d) in open {
+        out += &format!(
+            "<tr><td>{}</td><td><a href=\"#{}\">{}..{}</a></td><td>{:+.2}%</td><td class=\"{}\">{}</td></tr>\n",
+            esc(&c.key.to_string()),
+            anchor(i, j),
+            short(&c.last_good),
+            short(&c.first_bad),
+            c.change.ratio() * 100.0,
+            class(d),
+            esc(&word(d))
+        );
+    }
+    out + "</table>\n"
+}
+
+fn class(d: Option<&Confirmation>) -> &'static str {
+    match standing(d) {
+        Standing::Confirmed => "confirmed",
+        Standing::Unconfirmed => "unconfirmed",
+        Standing::Rejected => "rejected",
+    }
+}
+
+fn word(d: Option<&Confirmation>) -> String {
+    match d {
+        None => "unconfirmed".into(),
+        Some(d) => match &d.commit {
+            Some(c) => format!("{} at {}", d.outcome.word(), short(c)),
+            None => d.outcome.word().into(),
+        },
+    }
+}
+
+/// One series: its chart and its change points' table.
+fn section(
+    site: &Site<'_>,
+    i: usize,
+    s: &Series,
+    points: &[(&ChangePoint, Option<&Confirmation>)],
+    svg: &str,
+) -> String {
+    let title = esc(&s.key.to_string());
+    let mut out = format!(
+        "<section id=\"series-{n}\">\n<h2>{title}</h2>\n<p>{} commit(s), {} run(s); {} · {}</p>\n<img src=\"{svg}\" alt=\"{title} over commits\">\n",
+        s.commits.len(),
+        s.runs,
+        esc(&s.key.machine),
+        esc(&s.key.settings),
+        n = i + 1,
+    );
+    if points.is_empty() {
+        return out + "<p>No change point.</p>\n</section>\n";
+    }
+    out += "<table>\n<tr><th>commits</th><th>change</th><th>confirmation</th><th>what the re-run measured</th></tr>\n";
+    for (j, (c, d)) in points.iter().enumerate() {
+        let range = format!("{}..{}", short(&c.last_good), short(&c.first_bad));
+        let range = match &site.compare_url {
+            Some(url) => format!("<a href=\"{}{}...{}\">{range}</a>", esc(url), esc(&c.last_good), esc(&c.first_bad)),
+            None => range,
+        };
+        let between = if c.adjacent == Some(false) { " (commits between not stored)" } else { "" };
+        let detail = d.map_or(String::new(), |d| {
+            let evidence = d.evidence.as_deref().map_or(String::new(), |e| format!(" (<code>{}</code>)", esc(e)));
+            format!("{}{evidence}", esc(&d.detail))
+        });
+        out += &format!(
+            "<tr id=\"{}\"><td>{range}{between}</td><td>{:+.2}%</td><td class=\"{}\">{}</td><td>{detail}</td></tr>\n",
+            anchor(i, j),
+            c.change.ratio() * 100.0,
+            class(*d),
+            esc(&word(*d))
+        );
+    }
+    out + "</table>\n</section>\n"
+}
+
+/// The series over its commits: each commit's value, its forks' spread as a band, and a
+/// vertical line at each change point in the colour of its standing.
+fn chart(s: &Series, points: &[(&ChangePoint, Option<&Confirmation>)]) -> anyhow::Result<String> {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let values: Vec<(f64, f64)> = s.commits.iter().enumerate().map(|(i, c)| (i as f64, mean(&c.values))).collect();
+    let spread = |c: &crate::history::detect::CommitPoint| {
+        let all = if c.forks.is_empty() { &c.values } else { &c.forks };
+        (all.iter().copied().fold(f64::INFINITY, f64::min), all.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+    };
+    let (lo, hi) =
+        s.commits.iter().map(spread).fold((f64::INFINITY, f64::NEG_INFINITY), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+    let pad = ((hi - lo).abs() * 0.1).max(hi.abs() * 0.01).max(1e-9);
+    let n = s.commits.len().max(2) as f64;
+    let labels: Vec<String> = s.commits.iter().map(|c| short(&c.commit)[..7.min(c.commit.len())].to_string()).collect();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 360)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(-0.5..(n - 0.5), (lo - pad)..(hi + pad))?;
+        let x_label = |x: &f64| labels.get(x.round() as usize).cloned().unwrap_or_default();
+        let y_label = |v: &f64| crate::format::si(*v);
+        chart
+            .configure_mesh()
+            .x_labels(labels.len().clamp(2, 12))
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label)
+            .x_desc("commit")
+            .y_desc(s.key.metric.as_str())
+            .label_style(("sans-serif", 12))
+            .draw()?;
+        let band: Vec<(f64, f64)> = s
+            .commits
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i as f64, spread(c).1))
+            .chain(s.commits.iter().enumerate().rev().map(|(i, c)| (i as f64, spread(c).0)))
+            .collect();
+        chart.draw_series(std::iter::once(Polygon::new(band, RGBColor(31, 119, 180).mix(0.2).filled())))?;
+        chart.draw_series(LineSeries::new(values.iter().copied(), RGBColor(31, 119, 180).stroke_width(2)))?;
+        chart.draw_series(values.iter().map(|&p| Circle::new(p, 3, RGBColor(31, 119, 180).filled())))?;
+        for (c, d) in points {
+            let Some(at) = s.commits.iter().position(|p| p.commit == c.first_bad) else { continue };
+            let x = at as f64 - 0.5;
+            mark(&mut chart, vec![(x, lo - pad), (x, hi + pad)], standing(*d))?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// A change point's vertical line in the colour of its standing: solid red confirmed, grey
+/// rejected, dashed orange unconfirmed.
+fn mark<DB: DrawingBackend>(
+    chart: &mut ChartContext<
+        '_,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    line: Vec<(f64, f64)>,
+    standing: Standing,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    match standing {
+        Standing::Confirmed => chart.draw_series(std::iter::once(PathElement::new(line, RED.stroke_width(2))))?,
+        Standing::Rejected => {
+            chart.draw_series(std::iter::once(PathElement::new(line, RGBColor(150, 150, 150).stroke_width(2))))?
+        }
+        Standing::Unconfirmed => {
+            chart.draw_series(DashedLineSeries::new(line, 6, 4, RGBColor(204, 102, 0).stroke_width(2)))?
+        }
+    };
+    Ok(())
+}
