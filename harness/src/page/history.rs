@@ -68,7 +68,7 @@ pub(crate) fn render(site: &Site<'_>) -> anyhow::Result<Vec<File>> {
     Ok(files)
 }
 
-const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1000px}table{border-collapse:collapse;margin:1em 0}\
+const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:1em 0}\
 td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}.confirmed{color:#c00}.unconfirmed{color:#c60}\
 .rejected{color:#777}:target{background:#ffd}img{max-width:100%}";
 
