@@ -49,7 +49,9 @@ impl Exit {
     pub(crate) fn meaning(self) -> &'static str {
         match self {
             Exit::Success => "every fork of every case finished and passed its checks",
-            Exit::Failed => "a fork or benchmark failed (crash, timeout, failed check); the report keeps the rest",
+            Exit::Failed => {
+                "a fork or benchmark failed (crash, timeout, failed check), or --out could not be written mid-run (the last line names where the report went); the report keeps the rest"
+            }
             Exit::BadInput => {
                 "bad input (unknown configuration, filter that matches nothing, bad param, count or duration, unwritable --out); nothing was measured; also a gate that could not decide (it fails closed)"
             }

@@ -93,19 +93,15 @@ fn function_order(binary: &Path) -> Vec<String> {
     functions.into_iter().map(|f| f.1).filter(|name| seen.insert(name.clone())).collect()
 }
 
-/// The layout label against the calibration build (its `baseline/busy_loop` does 3% more work
-/// per op) as the baseline, every case forced to a verdict (band 0, alpha 0.9999: a case with no
-/// change still ends undecided once in 10,000 runs, where 0.99 left it so in one of 100): `noop`, whose
-/// code is the same in both, reads `(same instructions: layout?)`; `busy_loop`, whose
-/// instructions really changed, is never labelled and shows their ratio.
+/// The layout label against the calibration build (the ref every call here builds: its
+/// `baseline/busy_loop` does 3% more work per op) as the baseline, every case forced to a verdict
+/// (band 0, alpha 0.9999: a case with no change still ends undecided once in 10,000 runs, where
+/// 0.99 left it so in one of 100): `noop`, whose code is the same in both, reads `(same
+/// instructions: layout?)`; `busy_loop`, whose instructions really changed, is never labelled and
+/// shows their ratio.
 fn changed_instructions_are_never_labelled_layout(clone: &Path, report: &Path) {
-    let manifest = clone.join("workloads/Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(&manifest, text.replace("[features]\n", "[features]\ndefault = [\"calibration-slow-3pct\"]\n"))
-        .unwrap();
-    git(clone, &["commit", "--quiet", "-am", "the calibration build: busy_loop does 3% more work"]);
     let args = [
-        "HEAD",
+        "HEAD~1",
         "smoke",
         "-f",
         "^baseline/(noop|busy_loop)$",
@@ -157,6 +153,12 @@ fn ab_builds_a_ref_once_reuses_it_and_refuses_bad_refs_and_broken_builds() {
     let clone = dir.path().join("workspace");
     git(dir.path(), &["clone", "--quiet", root.to_str().unwrap(), clone.to_str().unwrap()]);
     seed_clone_target(&clone);
+    // The ref: the calibration build, so that the layout label's check below reuses its build.
+    let manifest = clone.join("workloads/Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("[features]\n", "[features]\ndefault = [\"calibration-slow-3pct\"]\n"))
+        .unwrap();
+    git(&clone, &["commit", "--quiet", "-am", "the calibration build: busy_loop does 3% more work"]);
     std::fs::write(clone.join("THROWAWAY"), "a commit to compare against its parent\n").unwrap();
     git(&clone, &["add", "THROWAWAY"]);
     git(&clone, &["commit", "--quiet", "-m", "throwaway"]);
@@ -207,7 +209,8 @@ fn ab_builds_a_ref_once_reuses_it_and_refuses_bad_refs_and_broken_builds() {
     assert_eq!((code(&bad), err.lines().count()), (2, 1), "{err}");
     assert!(err.contains("'no-such-ref' is not a commit"), "{err}");
 
-    std::fs::write(clone.join("harness/src/lib.rs"), "this does not compile").unwrap();
+    // The first crate built fails at once: the check needs a failed build, not a long one.
+    std::fs::write(clone.join("workloads/src/lib.rs"), "this does not compile").unwrap();
     git(&clone, &["commit", "--quiet", "-am", "broken"]);
     let broken = ab(&clone, &[&["HEAD"][..], &RUN].concat(), &report);
     let err = String::from_utf8_lossy(&broken.stderr);

@@ -138,10 +138,12 @@ fn a_report_whose_directory_vanishes_mid_run_goes_on_in_a_named_fallback() {
     std::fs::remove_dir_all(&out_dir).unwrap();
     let run = child.wait_with_output().unwrap();
     let err = stderr(&run);
-    assert_eq!(code(&run), 0, "{err}");
+    // The data is kept, and the run fails: a step that reads --out next must not go on.
+    assert_eq!(code(&run), 1, "{err}");
     let fallback = work.path().join("target/harness/r.json");
     assert!(err.contains("the report goes to target/harness/r.json from now on"), "{err}");
-    assert!(err.contains("report: target/harness/r.json (--out ") && err.contains("could not be written"), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.starts_with("error: --out ") && last.ends_with("the report is at target/harness/r.json"), "{err}");
     assert_eq!(forks_in(&fallback), 4, "every fork is in the fallback:\n{err}");
     assert_eq!(read_report(&fallback)["status"], "complete");
 }

@@ -12,7 +12,7 @@ use crate::report::{CaseSettings, Meta, Report, RunStatus, SCHEMA_VERSION, write
 use crate::runner::{self, InstructionSettings, RunContext};
 use crate::stats::sequential::SequentialPlan;
 use crate::summary;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -349,20 +349,25 @@ fn finish(args: &RunArgs, report: &Report, out: &write::ReportFile, warned: &[St
     if let Some(path) = &args.baseline_bin {
         show_ab(args, report, path);
     }
-    match out.moved_from() {
-        Some(requested) => {
-            say!("report: {} (--out {} could not be written)", out.path().display(), requested.display())
-        }
-        None => say!("report: {}", out.path().display()),
+    let moved = out.moved_from().map(Path::to_path_buf);
+    if moved.is_none() {
+        say!("report: {}", out.path().display());
     }
-    match report.status {
+    let exit = match report.status {
         RunStatus::Interrupted => {
             say!("interrupted: the report keeps every finished fork");
-            ExitCode::from(Exit::Interrupted)
+            Exit::Interrupted
         }
-        _ if runner::any_failed(report) => ExitCode::from(Exit::Failed),
-        _ => ExitCode::SUCCESS,
+        _ if runner::any_failed(report) => Exit::Failed,
+        // A step that reads --out next would fail somewhere else: this run fails here, and its
+        // last line says where the report is.
+        _ if moved.is_some() => Exit::Failed,
+        _ => Exit::Success,
+    };
+    if let Some(requested) = moved {
+        say!("error: --out {} could not be written: the report is at {}", requested.display(), out.path().display());
     }
+    ExitCode::from(exit)
 }
 
 /// An A/B run's comparison: throughput for the closed-loop cases, latency for the open-loop ones.
