@@ -245,3 +245,32 @@ fn sqlite_counts_its_engine_work_and_the_gate_catches_each_fault() {
     assert!(out.contains("+1 statement(s) per op (0 → 1): SELECT ?"), "{out}");
     assert!(!out.contains("round trip(s) per op"), "no server, no round trips: {out}");
 }
+
+#[test]
+fn a_gate_on_counts_one_report_lacks_names_that_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let counted = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/io-sqlite.json");
+    let without = |keep: usize, name: &str| {
+        let mut report = read_report(&counted);
+        for b in report["benchmarks"].as_array_mut().unwrap().iter_mut().skip(keep) {
+            b.as_object_mut().unwrap().remove("io");
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_string(&report).unwrap()).unwrap();
+        path
+    };
+    // No case counted: the file is named before anything is compared.
+    let none = without(0, "no-io.json");
+    for (base, new) in [(&counted, &none), (&none, &counted)] {
+        let (code, _, err) = gate(base, new, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("no-io.json has no I/O counts") && err.contains("harness run --io"), "{err}");
+    }
+    // Some cases counted: the gate names the cases and the side that lacks them.
+    let some = without(1, "some-io.json");
+    for (base, new, which) in [(&counted, &some, "in the new report"), (&some, &counted, "in the base report")] {
+        let (code, _, err) = gate(base, new, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(which) && err.contains("harness run --io"), "{which}: {err}");
+    }
+}

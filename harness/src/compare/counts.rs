@@ -22,8 +22,13 @@ pub(crate) trait CountRow {
     fn id(&self) -> &CaseId;
     /// Its verdict.
     fn verdict(&self) -> Verdict;
+    /// Whether the base report and the new report have its counts.
+    fn sides(&self) -> (bool, bool);
     /// Whether either report has its counts.
-    fn counted(&self) -> bool;
+    fn counted(&self) -> bool {
+        let (base, new) = self.sides();
+        base || new
+    }
     /// Its cells, one per [`Self::HEADER`] column.
     fn cells(&self) -> Vec<String>;
     /// What changed, in words (none by default).
@@ -147,8 +152,15 @@ impl<R: CountRow> Comparison for Counts<R> {
             let shown = if no_counts.is_empty() { "every case".to_string() } else { no_counts.join(", ") };
             let (flag, what) = (R::METRIC.name(), R::METRIC.recorded());
             let run = R::METRIC.run_flag().unwrap_or_default();
+            let lacking = self.rows.iter().filter(|r| r.verdict() == Verdict::NoData || !r.counted());
+            let (base, new) = lacking.fold((false, false), |(b, n), r| (b || !r.sides().0, n || !r.sides().1));
+            let which = match (base, new) {
+                (true, false) => "the base report",
+                (false, true) => "the new report",
+                _ => "either report",
+            };
             return Err(BadInput(format!(
-                "--metric {flag}: no {what} for {shown} in one or both reports: make both with `harness run {run}`; a gate that measured nothing cannot pass"
+                "--metric {flag}: no {what} for {shown} in {which}: make it with `harness run {run}`; a gate that measured nothing cannot pass"
             )));
         }
         let mut failing = self.labels(Verdict::Regressed);

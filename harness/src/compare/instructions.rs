@@ -207,8 +207,8 @@ impl CountRow for Row {
         self.verdict
     }
 
-    fn counted(&self) -> bool {
-        self.base.is_some() || self.new.is_some()
+    fn sides(&self) -> (bool, bool) {
+        (self.base.is_some(), self.new.is_some())
     }
 
     fn cells(&self) -> Vec<String> {
