@@ -180,9 +180,13 @@ fn dirty_runs_are_stored_flagged_and_left_out_unless_asked() {
     std::fs::write(&report, r.to_string()).unwrap();
     let add = history(store, &["add", report.to_str().unwrap()]);
     assert!(out(&add).contains("uncommitted edits: stored and flagged"), "{}", out(&add));
+    // Searching nothing is said and passes; a gate that searched nothing fails closed.
     let det = history(store, &["detect"]);
-    assert_eq!(code(&det), 2, "{}", out(&det));
-    assert!(out(&det).contains("pass --include-dirty"), "{}", out(&det));
+    assert_eq!(code(&det), 0, "{}", out(&det));
+    assert!(out(&det).contains("0 series searched") && out(&det).contains("pass --include-dirty"), "{}", out(&det));
+    let gate = history(store, &["detect", "--fail-on-regression"]);
+    assert_eq!(code(&gate), 2, "{}", out(&gate));
+    assert!(out(&gate).contains("pass --include-dirty"), "{}", out(&gate));
     let det = history(store, &["detect", "--include-dirty"]);
     assert_eq!(code(&det), 0, "{}", out(&det));
 }

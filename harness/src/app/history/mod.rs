@@ -136,6 +136,14 @@ fn decision<'a>(c: &ChangePoint, decided: &'a [Confirmation]) -> Option<&'a Conf
 /// decided about each; the gate leaves out a regression the A/B rejected.
 fn detect(location: &Location, args: &HistoryDetectArgs) -> anyhow::Result<ExitCode> {
     let mut store = Store::open(location)?;
+    // Nothing to search is not an error until a gate asks (a gate that saw nothing fails closed).
+    let runs = store.run_count()?;
+    if !args.fail_on_regression && !args.found.include_dirty && runs > 0 && store.clean_run_count()? == 0 {
+        show!(
+            "0 series searched: every one of the {runs} runs in {location} is of a build with uncommitted edits, which detection leaves out; pass --include-dirty to search them\n"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let found = find(&mut store, location, &args.found)?;
     let decided = store.confirmations()?;
     let rows: Vec<(&ChangePoint, Option<&Confirmation>)> =

@@ -275,6 +275,11 @@ impl Store {
         Ok(self.ints("SELECT COUNT(*) FROM history_runs", &[])?.first().copied().unwrap_or(0))
     }
 
+    /// How many runs of builds without uncommitted edits are stored.
+    pub(crate) fn clean_run_count(&mut self) -> Result<i64, StoreError> {
+        Ok(self.ints("SELECT COUNT(*) FROM history_runs WHERE dirty = 0", &[])?.first().copied().unwrap_or(0))
+    }
+
     fn sql(&self, e: impl std::fmt::Display) -> StoreError {
         StoreError::Sql(self.shown.clone(), workloads::redact::redact(&e.to_string()))
     }
