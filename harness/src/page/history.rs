@@ -20,6 +20,8 @@ pub(crate) struct Site<'a> {
     pub points: Vec<(&'a ChangePoint, Option<&'a Confirmation>)>,
     /// A URL to which `A...B` appends a comparison of two commits (`https://github.com/o/r/compare/`).
     pub compare_url: Option<String>,
+    /// The A/B table of each confirmation whose report could be read, by its evidence path.
+    pub tables: std::collections::BTreeMap<String, String>,
 }
 
 /// How a change point stands, for its colour and its word.
@@ -172,7 +174,14 @@ fn section(
         };
         let between = if c.adjacent == Some(false) { " (commits between not stored)" } else { "" };
         let detail = d.map_or(String::new(), |d| {
-            let evidence = d.evidence.as_deref().map_or(String::new(), |e| format!(" (<code>{}</code>)", esc(e)));
+            let evidence = d.evidence.as_deref().map_or(String::new(), |e| match site.tables.get(e) {
+                Some(table) => format!(
+                    "<details><summary>the A/B table (<code>{}</code>)</summary><pre>{}</pre></details>",
+                    esc(e),
+                    esc(table)
+                ),
+                None => format!(" (<code>{}</code>)", esc(e)),
+            });
             format!("{}{evidence}", esc(&d.detail))
         });
         out += &format!(
@@ -264,4 +273,82 @@ where
         }
     };
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::SeriesKey;
+    use crate::history::detect::{Change, CommitPoint, Evidence};
+
+    fn series() -> Series {
+        let key = SeriesKey {
+            case_id: "a<b>".into(),
+            metric: "throughput".into(),
+            machine: "m".into(),
+            settings: "s".into(),
+        };
+        let commit = |i: usize, v: f64| CommitPoint {
+            commit: format!("{i:040x}"),
+            parent: (i > 0).then(|| format!("{:040x}", i - 1)),
+            values: vec![v],
+            forks: vec![v * 0.99, v * 1.01],
+        };
+        Series {
+            key,
+            exact: false,
+            higher_is_better: true,
+            commits: vec![commit(0, 10.0), commit(1, 10.0), commit(2, 9.0)],
+            runs: 3,
+        }
+    }
+
+    #[test]
+    fn the_index_links_each_open_change_to_its_row_and_shows_its_ab_table_escaped() {
+        let s = series();
+        let change = Change {
+            at: 2,
+            before: 10.0,
+            after: 9.0,
+            interval: Some((-0.12, -0.08)),
+            evidence: Evidence::PValue(1e-4),
+        };
+        let point = ChangePoint {
+            key: s.key.clone(),
+            last_good: s.commits[1].commit.clone(),
+            first_bad: s.commits[2].commit.clone(),
+            adjacent: Some(true),
+            regression: true,
+            change,
+            at_head: true,
+        };
+        let decided = Confirmation {
+            key: s.key.clone(),
+            last_good: point.last_good.clone(),
+            first_bad: point.first_bad.clone(),
+            outcome: Outcome::Confirmed,
+            commit: Some(point.first_bad.clone()),
+            detail: "-9.8% [-11%, -8%]".into(),
+            evidence: Some("ab.json".into()),
+        };
+        let series = [s];
+        let site = Site {
+            store: "h.sqlite".into(),
+            series: &series,
+            points: vec![(&point, Some(&decided))],
+            compare_url: Some("https://example.invalid/compare/".into()),
+            tables: [("ab.json".to_string(), "case <x> 0.90".to_string())].into(),
+        };
+        let files = render(&site).unwrap();
+        let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+        assert_eq!(names, ["index.html", "series-1.svg"]);
+        let html = &files[0].1;
+        assert!(html.contains("<a href=\"#cp-1-1\">000000000000..000000000000</a>"), "{html}");
+        assert!(html.contains("<tr id=\"cp-1-1\">"), "{html}");
+        assert!(html.contains("a&lt;b&gt; throughput") && !html.contains("a<b>"), "escaped: {html}");
+        assert!(html.contains("<pre>case &lt;x&gt; 0.90</pre>"), "{html}");
+        assert!(html.contains("confirmed at 000000000000") && html.contains("1 confirmed, 0 unconfirmed"), "{html}");
+        assert!(files[1].1.starts_with("<svg"), "a chart");
+        assert_eq!(render(&site).unwrap(), files, "the same history gives the same files");
+    }
 }

@@ -182,6 +182,7 @@ fn site(location: &Location, args: &HistoryDocsArgs) -> anyhow::Result<ExitCode>
         series: &found.series,
         points: found.points.iter().map(|c| (c, decision(c, &decided))).collect(),
         compare_url: args.compare_url.clone(),
+        tables: ab_tables(&decided),
     };
     let files = crate::page::history::render(&site)?;
     std::fs::create_dir_all(&args.out_dir)
@@ -198,6 +199,21 @@ fn site(location: &Location, args: &HistoryDocsArgs) -> anyhow::Result<ExitCode>
     }
     show!("wrote {} file(s) to {}\n", files.len(), args.out_dir.join("index.html").display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The A/B table of every stored decision whose evidence is an A/B report still on disk.
+fn ab_tables(decided: &[Confirmation]) -> std::collections::BTreeMap<String, String> {
+    use crate::compare::{Comparison, throughput};
+    let reports = decided.iter().filter_map(|d| d.evidence.as_deref()).filter(|e| e.ends_with(".json"));
+    // The page has no terminal: the table's colour, when on, is left out.
+    let colour = regex::Regex::new("\x1b\\[[0-9;]*m").expect("a valid pattern");
+    reports
+        .filter_map(|path| {
+            let report = read_report(std::path::Path::new(path), "an A/B").ok()?;
+            let table = throughput::compare_sides(&report, Default::default()).text();
+            report.is_ab().then(|| (path.to_string(), colour.replace_all(&table, "").into_owned()))
+        })
+        .collect()
 }
 
 /// One line on what was searched and found.
