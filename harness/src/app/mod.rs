@@ -108,15 +108,7 @@ fn docs(args: &crate::cli::DocsArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| Ok((p.display().to_string(), read_report(p, "the")?)))
         .collect::<Result<Vec<_>, BadInput>>()?;
-    std::fs::create_dir_all(&args.out_dir)
-        .map_err(|e| e.to_string())
-        .and_then(|()| write::check_writable(&args.out_dir.join("README.md")))
-        .map_err(|e| {
-            BadInput(format!(
-                "cannot write to --out-dir '{}': {e}; choose a writable directory",
-                args.out_dir.display()
-            ))
-        })?;
+    write::out_dir(&args.out_dir, "README.md")?;
     let intro = match &args.intro {
         Some(p) => std::fs::read_to_string(p)
             .map_err(|e| BadInput(format!("cannot read --intro {}: {e}; pass a Markdown file", p.display())))?,

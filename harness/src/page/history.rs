@@ -6,7 +6,7 @@
 //! SVG file per chart; the same store always gives byte-identical files.
 
 use super::File;
-use crate::history::store::{Confirmation, Outcome};
+use crate::history::store::{Confirmation, Outcome, word};
 use crate::history::{ChangePoint, Series};
 use plotters::prelude::*;
 
@@ -132,16 +132,6 @@ fn class(d: Option<&Confirmation>) -> &'static str {
         Standing::Confirmed => "confirmed",
         Standing::Unconfirmed => "unconfirmed",
         Standing::Rejected => "rejected",
-    }
-}
-
-fn word(d: Option<&Confirmation>) -> String {
-    match d {
-        None => "unconfirmed".into(),
-        Some(d) => match &d.commit {
-            Some(c) => format!("{} at {}", d.outcome.word(), short(c)),
-            None => d.outcome.word().into(),
-        },
     }
 }
 

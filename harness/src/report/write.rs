@@ -128,6 +128,19 @@ pub(crate) fn check_flag_writable(flag: &str, path: &Path) -> Result<(), crate::
     })
 }
 
+/// Makes `--out-dir` `dir` (if need be) and checks that `first` can be written in it; a bad
+/// directory is bad input, named with the fix.
+pub(crate) fn out_dir(dir: &Path, first: &str) -> Result<(), crate::error::BadInput> {
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string()).and_then(|()| check_writable(&dir.join(first))).map_err(
+        |e| {
+            crate::error::BadInput(format!(
+                "cannot write to --out-dir '{}': {e}; choose a writable directory",
+                dir.display()
+            ))
+        },
+    )
+}
+
 /// Makes sure `path` can be written (creating its directory), before anything is measured.
 pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
     if path.is_dir() {

@@ -195,7 +195,9 @@ mod tests {
         let mut m = Measurer::new(0);
         m.iteration(&mut Fixed(Duration::from_millis(1)), plan(2000.0, Arrivals::Constant, 10));
         let (c, u) = (&m.record.corrected, &m.record.uncorrected);
-        assert!(c.max() > 5 * u.max() / 2, "the queue grows: corrected {} vs uncorrected {}", c.max(), u.max());
+        // Against the median op (a preempted op raises the uncorrected maximum, never the queue's).
+        let alone = u.value_at_quantile(0.5);
+        assert!(c.max() > 5 * alone, "the queue grows: corrected max {} vs uncorrected median {alone}", c.max());
         assert!(m.record.lag.value_at_quantile(0.5) < 1_000_000, "queueing is not lag");
     }
 

@@ -185,15 +185,7 @@ fn site(location: &Location, args: &HistoryDocsArgs) -> anyhow::Result<ExitCode>
         tables: ab_tables(&decided),
     };
     let files = crate::page::history::render(&site)?;
-    std::fs::create_dir_all(&args.out_dir)
-        .map_err(|e| e.to_string())
-        .and_then(|()| write::check_writable(&args.out_dir.join("index.html")))
-        .map_err(|e| {
-            BadInput(format!(
-                "cannot write to --out-dir '{}': {e}; choose a writable directory",
-                args.out_dir.display()
-            ))
-        })?;
+    write::out_dir(&args.out_dir, "index.html")?;
     for (name, text) in &files {
         write::write_bytes_atomic(&args.out_dir.join(name), text.as_bytes())?;
     }
@@ -229,17 +221,6 @@ fn summary(series: &[history::Series], found: &[ChangePoint]) -> String {
     )
 }
 
-/// What a change point's row says of its confirmation.
-fn confirmation_word(d: Option<&Confirmation>) -> String {
-    match d {
-        None => "unconfirmed".into(),
-        Some(d) => match &d.commit {
-            Some(commit) => format!("{} at {}", d.outcome.word(), short(commit)),
-            None => d.outcome.word().into(),
-        },
-    }
-}
-
 /// The cells of a change point's row, shared by the text and Markdown tables.
 fn cells(c: &ChangePoint, d: Option<&Confirmation>) -> [String; 7] {
     let range = match c.adjacent {
@@ -257,7 +238,7 @@ fn cells(c: &ChangePoint, d: Option<&Confirmation>) -> [String; 7] {
     let verdict =
         format!("{}{}", if c.regression { "regression" } else { "improvement" }, if c.at_head { ", head" } else { "" });
     let key = format!("{} {}", c.key.case_id, c.key.metric);
-    [key, range, change, evidence, verdict, confirmation_word(d), c.key.machine.clone()]
+    [key, range, change, evidence, verdict, crate::history::store::word(d), c.key.machine.clone()]
 }
 
 /// A count as it reads: whole when it is, else to two decimals.

@@ -56,6 +56,18 @@ pub(crate) struct Confirmation {
     pub evidence: Option<String>,
 }
 
+/// What a change point's row says of its confirmation: `unconfirmed`, `layout`, `confirmed at
+/// 1a2b3c4d5e6f`.
+pub(crate) fn word(d: Option<&Confirmation>) -> String {
+    match d {
+        None => "unconfirmed".into(),
+        Some(d) => match &d.commit {
+            Some(commit) => format!("{} at {}", d.outcome.word(), &commit[..commit.len().min(12)]),
+            None => d.outcome.word().into(),
+        },
+    }
+}
+
 const COLUMNS: &str =
     "case_id, metric, machine, settings, last_good, first_bad, outcome, commit_hash, detail, evidence";
 

@@ -8,7 +8,7 @@ mod conn;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use confirmations::{Confirmation, Outcome};
+pub(crate) use confirmations::{Confirmation, Outcome, word};
 
 use super::ingest::{Point, Run};
 use conn::{Conn, Value};
