@@ -135,10 +135,19 @@ pub(crate) fn cargo_build(src: &Path, target: &Path, rustc_args: &[String], quie
         cargo.arg("--").args(rustc_args);
     }
     // Cargo's own progress goes to our stderr; its stdout would mix with the report's tables.
-    let status = cargo
-        .stdout(Stdio::null())
-        .status()
-        .map_err(|e| format!("cannot start cargo ({e}): install Rust's cargo or put it on PATH"))?;
+    // Ctrl-C is passed on to cargo and its rustc jobs (a process group of their own).
+    let (status, interrupted) = crate::interrupt::status(cargo.stdout(Stdio::null()), true).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::Interrupted {
+            e.to_string()
+        } else {
+            format!("cannot start cargo ({e}): install Rust's cargo or put it on PATH")
+        }
+    })?;
+    if interrupted {
+        return Err(format!(
+            "interrupted (Ctrl-C / SIGTERM): cargo was stopped ({status}); the next call builds again"
+        ));
+    }
     if !status.success() {
         return Err(format!("the build failed ({status}; cargo's output is above)"));
     }

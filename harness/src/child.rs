@@ -344,11 +344,15 @@ impl ChildRun {
     /// Runs it and reads its report.
     pub(crate) fn run(&self) -> Result<Report, ChildError> {
         let argv = self.argv_for(self.known_flags().as_deref())?;
-        let done = std::process::Command::new(&self.binary)
-            .args(&argv)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|error| ChildError::Spawn { what: self.what.clone(), binary: self.binary.clone(), error })?;
+        let mut command = std::process::Command::new(&self.binary);
+        command.args(&argv).stdin(std::process::Stdio::null());
+        // Ctrl-C is passed on: the child writes its report `interrupted` and removes its
+        // worker's leftovers before it exits.
+        let (done, _) = crate::interrupt::output(&mut command, false).map_err(|error| ChildError::Spawn {
+            what: self.what.clone(),
+            binary: self.binary.clone(),
+            error,
+        })?;
         if !done.status.success() {
             let stderr = workloads::redact::redact(&String::from_utf8_lossy(&done.stderr));
             let lines: Vec<String> =

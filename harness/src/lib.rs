@@ -49,6 +49,7 @@ mod explain;
 mod export;
 mod format;
 mod history;
+mod interrupt;
 mod layouts;
 mod machine;
 mod metric;

@@ -1,8 +1,8 @@
 //! What workers that are gone left behind is swept at the start of the next run that uses the
 //! server, said in one line; what belongs to a live process or another machine is kept; Ctrl-C,
-//! even twice, leaves neither a schema nor a report that says `running`; a cleanup that fails
-//! while the server restarts is retried. The tests take turns: one's sweep would otherwise
-//! take what another's parent is about to remove.
+//! even a storm of 40, leaves neither a schema, nor a SQLite database, nor a report that says
+//! `running`; a cleanup that fails while the server restarts is retried. The tests take turns:
+//! one's sweep would otherwise take what another's parent is about to remove.
 
 mod common;
 
@@ -100,28 +100,64 @@ fn what_gone_workers_left_is_swept_at_the_next_run_and_the_rest_is_kept() {
     assert!(!stale_dir.exists(), "the stale SQLite dir is removed");
 }
 
-#[test]
-#[ignore = "needs PostgreSQL at 127.0.0.1:5432 and psql: `cargo test -- --include-ignored` runs it (.ci/run does)"]
-fn ctrl_c_twice_on_a_postgresql_run_leaves_no_schema_and_an_interrupted_report() {
-    let _turn = my_turn();
+/// Starts a run of the SQL select case on `db`, waits until `has_leftovers` says one of its
+/// workers made its database, then sends 40 SIGINTs 5 ms apart; the worker, the report (read
+/// after the exit) and the seconds from the first signal to the exit.
+fn storm_of_ctrl_c(db: &str, has_leftovers: &dyn Fn(u32) -> bool) -> (u32, serde_json::Value, f64) {
     let (_dir, out) = report_path();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("harness"))
-        .args(["run", "-f", "^sql/thread_select_by_id$", "-p", "db=postgres", "-p", "row_count=1000"])
+        .args(["run", "-f", "^sql/thread_select_by_id$", "-p", &format!("db={db}"), "-p", "row_count=1000"])
         .args(["--forks", "3", "--iterations", "50", "--time", "1s", "--quiet", "--out"])
         .arg(&out)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let worker = worker_with_a_schema(child.id());
+    let started = Instant::now();
+    let worker = loop {
+        assert!(started.elapsed() < Duration::from_secs(60), "{db}: no worker made its database");
+        if let Some(pid) = children(child.id()).into_iter().find(|&pid| has_leftovers(pid)) {
+            break pid;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    for _ in 0..2 {
-        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(100));
+    let first = Instant::now();
+    for _ in 0..40 {
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+        std::thread::sleep(Duration::from_millis(5));
     }
-    assert_eq!(child.wait().unwrap().code(), Some(130));
-    assert_eq!(read_report(&out)["status"], "interrupted");
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{db}");
+    (worker, read_report(&out), first.elapsed().as_secs_f64())
+}
+
+/// The SQLite temp dirs worker `pid` has.
+fn sqlite_dirs_of(pid: u32) -> usize {
+    let prefix = format!("harness-sqlite-{pid}-");
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .count()
+}
+
+#[test]
+#[ignore = "needs PostgreSQL at 127.0.0.1:5432 and psql: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn a_storm_of_ctrl_c_on_a_postgresql_run_leaves_no_schema_and_an_interrupted_report() {
+    let _turn = my_turn();
+    let (worker, report, seconds) = storm_of_ctrl_c("postgres", &|pid| schemas_of(pid) != "0");
+    assert_eq!(report["status"], "interrupted", "never `running`: {report:#}");
     assert_eq!(schemas_of(worker), "0", "the killed worker's schema is dropped");
+    assert!(seconds < 5.0, "{seconds:.1} s from the first Ctrl-C to the exit");
+}
+
+#[test]
+fn a_storm_of_ctrl_c_on_a_sqlite_run_leaves_no_database_and_an_interrupted_report() {
+    let _turn = my_turn();
+    let (worker, report, seconds) = storm_of_ctrl_c("sqlite_file", &|pid| sqlite_dirs_of(pid) > 0);
+    assert_eq!(report["status"], "interrupted", "never `running`: {report:#}");
+    assert_eq!(sqlite_dirs_of(worker), 0, "the killed worker's database is removed");
+    assert!(seconds < 5.0, "{seconds:.1} s from the first Ctrl-C to the exit");
 }
 
 /// A relay to the test server on a fresh port that, while `down` is set, closes every new

@@ -14,8 +14,6 @@ use crate::stats::sequential::SequentialPlan;
 use crate::summary;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// Fork pairs of an A/B run when `--forks` is not given: enough for the paired test to answer.
@@ -275,7 +273,7 @@ pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyh
     let instructions = instruction_settings(args)?;
     let layouts = layout_variants(args, prepared)?;
     let layout_check = layout_check(args);
-    let stop = stop_on_signals()?;
+    let stop = crate::interrupt::install()?;
     let sides = if baseline.is_some() { 2 } else { 1 };
     let io = args.io.then_some(runner::IoSettings { ops: args.io_ops, forks: 1 });
     let counting = instructions.as_ref().map_or(0, |i| u64::from(i.forks)) + u64::from(args.io);
@@ -396,26 +394,6 @@ fn shard_cases(cases: Vec<Case>, shard: Option<crate::shard::Shard>, settings: &
     let Some(shard) = shard else { return cases };
     let planned = u64::from(settings.forks) * settings.planned_nanos();
     crate::shard::assign(&vec![planned; cases.len()], shard).into_iter().map(|i| cases[i].clone()).collect()
-}
-
-/// Ctrl-C, SIGTERM and SIGHUP set the returned flag: the run stops within seconds (every wait
-/// left is bounded), removes what the killed worker left, and writes its report `interrupted`.
-/// A second signal changes nothing; a third ends the parent at once (workers die with it:
-/// parent-death signal), leaving the report as last written.
-fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))?;
-        // SAFETY: the handler only adds to an atomic and may call `_exit`, both async-signal-safe.
-        unsafe {
-            signal_hook::low_level::register(sig, || {
-                if runner::cleanup::SIGNALS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 >= 3 {
-                    signal_hook::low_level::exit(i32::from(Exit::Interrupted.code()));
-                }
-            })?;
-        }
-    }
-    Ok(stop)
 }
 
 /// The settings a report records, from the command line and the resolved case settings

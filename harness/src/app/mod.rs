@@ -15,9 +15,13 @@ use crate::report::read::read_report;
 use crate::report::{Report, write};
 use std::process::ExitCode;
 
-/// The exit a command's error ends it with: bad input and each layer's typed error say their
-/// own; anything else is a failure.
+/// The exit a command's error ends it with: an interrupt's; else bad input and each layer's
+/// typed error say their own; anything else is a failure.
 pub fn exit_of(error: &anyhow::Error) -> Exit {
+    if crate::interrupt::requested() {
+        // Whatever else went wrong after it, the user stopped the command.
+        return Exit::Interrupted;
+    }
     for cause in error.chain() {
         if cause.downcast_ref::<BadInput>().is_some() {
             return Exit::BadInput;

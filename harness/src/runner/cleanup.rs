@@ -7,7 +7,7 @@ use super::{RunContext, servers};
 use crate::plan::Case;
 use crate::progress::Progress;
 use crate::report::Fork;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use workloads::Server;
@@ -23,11 +23,9 @@ const ATTEMPTS: u32 = 3;
 const FIRST_PAUSE: Duration = Duration::from_secs(1);
 /// After an interrupt: one attempt, this short, so that the run still ends within seconds.
 const INTERRUPTED_LIMIT: Duration = Duration::from_secs(3);
-
-/// How many SIGINT, SIGTERM or SIGHUP this process has had: the first stops the run (whose
-/// remaining waits are all bounded, a cleanup after it to [`INTERRUPTED_LIMIT`]), a second
-/// changes nothing, the third exits at once.
-pub(crate) static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+/// After a second interrupt (a storm of Ctrl-C): the attempt is given up this soon, never at
+/// once, since a reachable server drops a schema in milliseconds.
+const HURRIED_LIMIT: Duration = Duration::from_secs(1);
 
 /// Runs `work` on a thread of its own and waits at most `limit` for it, or less when
 /// `give_up` says so: `None` when it did not finish (the thread is left to end on its own).
@@ -73,8 +71,12 @@ pub(super) fn clean_up_after(ctx: &RunContext<'_>, case: &Case, fork: &Fork, pro
     let attempt = |_| {
         let limit = if interrupted() { INTERRUPTED_LIMIT.min(attempt_limit(ctx)) } else { attempt_limit(ctx) };
         let url = url.clone();
-        bounded(limit, &|| false, move || workloads::db::remove_leftovers(pid, url.as_deref()))
-            .ok_or_else(|| format!("the server did not answer within {}", humantime::format_duration(limit)))
+        let started = Instant::now();
+        let hurried = move || crate::interrupt::hurried() && started.elapsed() >= HURRIED_LIMIT;
+        bounded(limit, &hurried, move || workloads::db::remove_leftovers(pid, url.as_deref())).ok_or_else(|| {
+            let waited = if started.elapsed() < limit { HURRIED_LIMIT } else { limit };
+            format!("the server did not answer within {}", humantime::format_duration(waited))
+        })
     };
     match retried(attempt, &interrupted, &|pause| std::thread::sleep(pause)) {
         Ok(0) => {}
