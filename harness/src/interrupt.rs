@@ -19,7 +19,7 @@ static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 
 /// How long a build or a child run passed an interrupt may take to end before it is killed: a
 /// child harness writes its report and removes its worker's leftovers in a few seconds.
-pub(crate) const GRACE: Duration = Duration::from_secs(15);
+const GRACE: Duration = Duration::from_secs(15);
 /// How often a wait on a child looks at the stop flag.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -64,21 +64,23 @@ pub(crate) fn status(command: &mut Command, own_group: bool) -> std::io::Result<
 /// As [`status`], with stdout and stderr collected, as [`Command::output`] does.
 pub(crate) fn output(command: &mut Command, own_group: bool) -> std::io::Result<(Output, bool)> {
     let mut child = spawn(command.stdout(Stdio::piped()).stderr(Stdio::piped()), own_group)?;
-    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = vec![];
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
-            }
-            bytes
-        })
-    };
-    let stdout = read(child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
-    let stderr = read(child.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let (stdout, stderr) = (drain(child.stdout.take()), drain(child.stderr.take()));
     let (status, interrupted) = wait(&mut child, own_group)?;
     let output =
         Output { status, stdout: stdout.join().unwrap_or_default(), stderr: stderr.join().unwrap_or_default() };
     Ok((output, interrupted))
+}
+
+/// Reads `pipe` to its end on a thread of its own, so that a child filling one pipe never
+/// blocks while the other is read.
+fn drain(pipe: Option<impl std::io::Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = vec![];
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
+    })
 }
 
 /// Starts `command` with the handlers installed, unless the process is already stopping.
@@ -96,7 +98,7 @@ fn spawn(command: &mut Command, own_group: bool) -> std::io::Result<Child> {
     command.spawn()
 }
 
-/// Waits for `child`, passing the interrupt on as [`output`] says.
+/// Waits for `child`, passing the interrupt on as [`status`] says.
 fn wait(child: &mut Child, own_group: bool) -> std::io::Result<(ExitStatus, bool)> {
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     let send = |sig| {
