@@ -171,7 +171,7 @@ fn a_storm_of_ctrl_c_ends_sooner_and_still_leaves_the_truth() {
     assert_eq!(code, 130, "{err}");
     assert!(seconds < 3.0, "{seconds:.1} s from the first Ctrl-C to exit");
     assert_eq!(report["status"], "interrupted", "never `running`: {report:#}");
-    let line: Vec<&str> = err.lines().filter(|l| l.contains("left behind")).collect();
+    let line: Vec<&str> = err.lines().filter(|l| l.contains("cannot remove what worker")).collect();
     assert_eq!(line.len(), 1, "one line says what is left: {err}");
     assert!(line[0].contains("did not answer within 1s") && line[0].contains("the next run"), "{}", line[0]);
 }
