@@ -71,6 +71,17 @@ impl Metric {
 
     /// `report` (read from `path`) refused when no case of it recorded the metric.
     pub(crate) fn check_recorded(self, report: &Report, path: &Path) -> Result<(), BadInput> {
+        if self == Metric::Io {
+            for b in &report.benchmarks {
+                if let Some(why) = b.io.as_ref().and_then(crate::report::io::IoSummary::inconsistency) {
+                    return Err(BadInput(format!(
+                        "{} is corrupt: the I/O count of {} {why}; count it again with `harness run --io`",
+                        path.display(),
+                        b.id()
+                    )));
+                }
+            }
+        }
         if report.benchmarks.iter().any(|b| self.in_case(b)) {
             return Ok(());
         }

@@ -39,14 +39,27 @@ pub(crate) fn check(cases: &[Case], database_url: &str) -> Vec<Option<String>> {
 }
 
 /// Every server URL the cases would use (from `--redis-url`, `--database-url` or a `-p` param)
-/// has its server's scheme and a host; otherwise the one line naming the URL and the fix.
-pub(crate) fn check_urls(cases: &[Case], database_url: &str) -> Result<(), crate::error::BadInput> {
+/// has its server's scheme and a host, a `--database-url` whose `sslmode` agrees with each
+/// case's transport, and, with `--io`, a transport the relays can count; otherwise the one line
+/// naming the URL and the fix.
+pub(crate) fn check_urls(cases: &[Case], database_url: &str, io: bool) -> Result<(), crate::error::BadInput> {
+    use workloads::db::transport::{Transport, conflict};
     for case in cases {
         let ctx = SetupContext { database_url: database_url.to_string(), ..SetupContext::new(case.params.clone()) };
+        let transport = case.params.get("db").ok().and_then(Transport::of_db);
         for (server, url) in (case.def.servers)(&ctx) {
-            crate::server_url::check(server, &url).map_err(|why| {
+            let bad = |why: String| {
                 crate::error::BadInput(format!("{} URL '{}' of {} {why}", server.name(), redact(&url), case.id()))
-            })?;
+            };
+            crate::server_url::check(server, &url).map_err(bad)?;
+            if let Some(why) = transport.filter(|_| server == Server::Postgres).and_then(|t| conflict(database_url, t))
+            {
+                return Err(crate::error::BadInput(format!("--database-url '{}' {why}", redact(database_url))));
+            }
+            if io {
+                crate::server_url::io_countable(server, &url)
+                    .map_err(|why| crate::error::BadInput(format!("{}: {why}", case.id())))?;
+            }
         }
     }
     Ok(())

@@ -42,14 +42,44 @@ pub(crate) fn check(server: Server, url: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Why `--io` cannot count `server` at `url` (the reason names the fix), or Ok: its relays read
+/// plain TCP, so neither a Unix socket nor TLS (`rediss://`, a case's `sslmode=require`) can be
+/// counted.
+pub(crate) fn io_countable(server: Server, url: &str) -> Result<(), String> {
+    let shown = workloads::redact::redact(url);
+    let parsed = url::Url::parse(url).map_err(|e| format!("--io cannot read the URL {shown}: {e}"))?;
+    let tcp = match server {
+        Server::Postgres => !parsed.query_pairs().any(|(k, _)| k == "host" || k == "hostaddr"),
+        Server::Redis => parsed.scheme() == "redis",
+    };
+    if !tcp || parsed.host_str().is_none_or(str::is_empty) {
+        return Err(format!(
+            "--io counts {} over plain TCP only, and {shown} is not: pass a tcp URL such as {}",
+            server.name(),
+            example(server)
+        ));
+    }
+    if server == Server::Postgres && workloads::db::transport::sslmode_of(url).as_deref() == Some("require") {
+        return Err(format!(
+            "--io counts PostgreSQL's messages in the clear only, and {shown} runs over TLS (db=postgres_tls): count with -p db=postgres, or drop --io"
+        ));
+    }
+    Ok(())
+}
+
 /// clap's parser for `--redis-url`.
 pub(crate) fn redis(s: &str) -> Result<String, String> {
     check(Server::Redis, s).map(|()| s.to_string())
 }
 
-/// clap's parser for `--database-url`.
+/// clap's parser for `--database-url`: a PostgreSQL URL whose `sslmode`, if it has one, says one
+/// transport to every driver (see [`workloads::db::transport`]).
 pub(crate) fn postgres(s: &str) -> Result<String, String> {
-    check(Server::Postgres, s).map(|()| s.to_string())
+    check(Server::Postgres, s)?;
+    match workloads::db::transport::unsupported_sslmode(s) {
+        Some(why) => Err(why),
+        None => Ok(s.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -75,5 +105,22 @@ mod tests {
         let e = check(Server::Postgres, "mysql://root@127.0.0.1/test").unwrap_err();
         assert!(e.contains("not PostgreSQL's") && e.contains("postgres:// or postgresql://"), "{e}");
         assert!(check(Server::Postgres, "postgres:///test").unwrap_err().contains("names no host"));
+        let e = postgres("postgres://h/db?sslmode=prefer").unwrap_err();
+        assert!(e.contains("sslmode=prefer") && e.contains("db=postgres_tls"), "{e}");
+        assert_eq!(postgres("postgres://h/db?sslmode=disable").as_deref(), Ok("postgres://h/db?sslmode=disable"));
+    }
+
+    #[test]
+    fn io_counts_plain_tcp_only() {
+        assert_eq!(io_countable(Server::Postgres, "postgres://u@h/db?sslmode=disable"), Ok(()));
+        assert_eq!(io_countable(Server::Redis, "redis://h:6379"), Ok(()));
+        let socket = io_countable(Server::Postgres, "postgres:///test?host=/run/postgresql").unwrap_err();
+        assert!(socket.contains("plain TCP only"), "{socket}");
+        let tls = io_countable(Server::Redis, "rediss://u:secret@h:6380").unwrap_err();
+        assert!(tls.contains("plain TCP only") && !tls.contains("secret"), "{tls}");
+        let unix = io_countable(Server::Redis, "redis+unix:///tmp/redis.sock").unwrap_err();
+        assert!(unix.contains("plain TCP only"), "{unix}");
+        let pg_tls = io_countable(Server::Postgres, "postgres://h/db?sslmode=require").unwrap_err();
+        assert!(pg_tls.contains("-p db=postgres"), "{pg_tls}");
     }
 }

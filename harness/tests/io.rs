@@ -274,3 +274,57 @@ fn a_gate_on_counts_one_report_lacks_names_that_report() {
         assert!(err.contains(which) && err.contains("harness run --io"), "{which}: {err}");
     }
 }
+
+#[test]
+fn transports_io_cannot_count_are_refused_before_any_fork() {
+    let (_dir, path) = common::report_path();
+    let refused = |args: &[&str]| {
+        let out = harness().arg("run").args(args).arg("--out").arg(&path).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(common::code(&out), 2, "{args:?}: {err}");
+        assert!(!path.exists(), "{args:?}: nothing runs, so no report: {err}");
+        assert!(!err.contains("fork"), "{args:?}: refused before any fork: {err}");
+        err
+    };
+    let err = refused(&["main", "-f", "^redis/", "--io", "--redis-url", "redis+unix:///tmp/none.sock"][..]);
+    assert_eq!(err.lines().count(), 1, "one line, however many cases: {err}");
+    assert!(err.contains("plain TCP only") && err.contains("redis://127.0.0.1:6379"), "{err}");
+    let err =
+        refused(&["main", "-f", "^redis/redis_rs_get$", "--io", "--redis-url", "rediss://u:s3cret@127.0.0.1:6380"][..]);
+    assert!(err.contains("plain TCP only") && !err.contains("s3cret"), "{err}");
+    let err = refused(&["main", "-f", "^sql/thread_select_by_id$", "-p", "db=postgres_tls", "--io"][..]);
+    assert!(err.contains("over TLS") && err.contains("-p db=postgres"), "{err}");
+    // A URL whose sslmode lets each driver choose, or says the other transport.
+    let err = refused(&["main", "--database-url", "postgres://u:s3cret@127.0.0.1/test?sslmode=prefer"][..]);
+    assert!(err.contains("sslmode=prefer") && err.contains("db=postgres_tls") && !err.contains("s3cret"), "{err}");
+    let url = "postgres://u@127.0.0.1/test?sslmode=disable";
+    let err = refused(&["main", "-f", "^sql/thread_select_by_id$", "-p", "db=postgres_tls", "--database-url", url][..]);
+    assert!(err.contains("sslmode=disable") && err.contains("db=postgres_tls runs over TLS"), "{err}");
+}
+
+#[test]
+fn an_io_count_over_no_ops_or_off_its_total_is_refused_as_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let counted = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/io-postgres.json");
+    let edited = |name: &str, edit: &dyn Fn(&mut Value)| {
+        let mut report = read_report(&counted);
+        let io = &mut report["benchmarks"][0]["io"];
+        edit(io);
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_string(&report).unwrap()).unwrap();
+        path
+    };
+    let no_ops = edited("no-ops.json", &|io| io["count"]["ops"] = 0.into());
+    let off = edited("off.json", &|io| io["per_op"]["round_trips"] = 2.0.into());
+    for (bad, says) in
+        [(&no_ops, "says 0 ops but 3000 round trips"), (&off, "says 2 round trips per op, but its total is")]
+    {
+        for (base, new) in [(&counted, bad), (bad, &counted)] {
+            let (code, _, err) = gate(base, new, &[]);
+            assert_eq!(code, 2, "{err}");
+            let name = bad.file_name().unwrap().to_str().unwrap();
+            assert!(err.contains(&format!("{name} is corrupt")) && err.contains(says), "{err}");
+            assert!(err.contains("sql/thread_select_by_id"), "the case is named: {err}");
+        }
+    }
+}

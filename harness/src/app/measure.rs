@@ -249,7 +249,7 @@ fn with_rates(cases: Vec<Case>, args: &RunArgs, ab: bool) -> Result<Vec<Case>, B
 /// count and the `--out` path.
 pub(super) fn check_inputs(args: &RunArgs) -> Result<(), BadInput> {
     let cases = with_rates(with_threads(super::select(&args.select)?.cases, &args.threads)?, args, true)?;
-    crate::preflight::check_urls(&cases, &args.database_url)?;
+    crate::preflight::check_urls(&cases, &args.database_url, args.io)?;
     forks(args, true)?;
     match &args.out {
         Some(out) => write::check_flag_writable("--out", out),
@@ -260,7 +260,7 @@ pub(super) fn check_inputs(args: &RunArgs) -> Result<(), BadInput> {
 pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyhow::Result<ExitCode> {
     let Selected { config, name: config_name, params, cases } = super::select(&args.select)?;
     let cases = with_rates(with_threads(cases, &args.threads)?, args, args.baseline_bin.is_some())?;
-    crate::preflight::check_urls(&cases, &args.database_url)?;
+    crate::preflight::check_urls(&cases, &args.database_url, args.io)?;
     let (fork_count, sequential) = forks(args, args.baseline_bin.is_some())?;
     let settings = settings(args, config, fork_count, args.baseline_bin.is_some());
     let cases = shard_cases(cases, args.shard, &settings);

@@ -126,6 +126,40 @@ pub(crate) struct IoSummary {
     pub server: BTreeMap<String, i64>,
 }
 
+impl IoSummary {
+    /// Why these counts cannot be what a fork counted (traffic over no ops, or a per-op figure
+    /// that is not its total over the ops), or `None`: a report edited or cut by hand.
+    pub(crate) fn inconsistency(&self) -> Option<String> {
+        let c = &self.count;
+        let statements: u64 = c.statements.values().sum();
+        let messages: u64 = c.messages.values().sum();
+        let traffic = [
+            ("round trips", c.round_trips),
+            ("statements", statements),
+            ("messages", messages),
+            ("bytes", c.bytes_to_server + c.bytes_to_client),
+            ("rows returned", c.rows_returned),
+        ];
+        if c.ops == 0 {
+            let (what, n) = traffic.iter().find(|(_, n)| *n > 0)?;
+            return Some(format!("says 0 ops but {n} {what}"));
+        }
+        let per_op = [
+            ("round trips", self.per_op.round_trips, c.round_trips),
+            ("statements", self.per_op.statements, statements),
+            ("messages", self.per_op.messages, messages),
+            ("bytes", self.per_op.bytes, c.bytes_to_server + c.bytes_to_client),
+            ("rows returned", self.per_op.rows_returned, c.rows_returned),
+        ];
+        per_op.iter().find_map(|&(what, stated, total)| {
+            let derived = total as f64 / c.ops as f64;
+            ((stated - derived).abs() > 1e-9 * derived.abs().max(1.0)).then(|| {
+                format!("says {stated} {what} per op, but its total is {total} over {} ops ({derived})", c.ops)
+            })
+        })
+    }
+}
+
 /// Rows the server read per op in a fork's `observed` (PostgreSQL's rows read by sequential
 /// scans and fetched by index scans of the fork's table, over `ops_run`), if it has them.
 fn rows_read_per_op(observed: &BTreeMap<String, i64>) -> Option<f64> {

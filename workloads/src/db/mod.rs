@@ -7,6 +7,7 @@ pub mod sqlite;
 pub mod sqlite_alloc;
 pub mod sqlite_trace;
 pub mod stale;
+pub mod transport;
 
 pub use sqlite::Storage;
 
@@ -17,16 +18,17 @@ use anyhow::Context;
 /// `db`: the backend.
 pub const DB: ParamSpec = ParamSpec {
     name: "db",
-    about: "sqlite (embedded, in memory), sqlite_file (embedded, WAL file) or postgres (--database-url)",
-    kind: ParamKind::Choice(&["sqlite", "sqlite_file", "postgres"]),
+    about: "sqlite (embedded, in memory), sqlite_file (embedded, WAL file), postgres (--database-url, in the clear) or postgres_tls (the same over TLS, for every driver)",
+    kind: ParamKind::Choice(&["sqlite", "sqlite_file", "postgres", "postgres_tls"]),
     defaults: &["sqlite"],
 };
 
-/// The PostgreSQL server a case with `db=postgres` needs.
+/// The PostgreSQL server a case with `db=postgres` or `db=postgres_tls` needs, its URL carrying
+/// the case's transport.
 pub fn servers(ctx: &SetupContext) -> Vec<(crate::def::Server, String)> {
-    match ctx.params.get("db") {
-        Ok("postgres") => vec![(crate::def::Server::Postgres, ctx.database_url.clone())],
-        _ => vec![],
+    match ctx.params.get("db").ok().and_then(transport::Transport::of_db) {
+        Some(t) => vec![(crate::def::Server::Postgres, t.apply(&ctx.database_url))],
+        None => vec![],
     }
 }
 
@@ -111,7 +113,7 @@ impl Backend {
     /// The backend a `db` param value names.
     pub fn from_param(value: &str) -> Backend {
         match value {
-            "postgres" => Backend::Postgres,
+            "postgres" | "postgres_tls" => Backend::Postgres,
             "sqlite_file" => Backend::Sqlite(Storage::File),
             _ => Backend::Sqlite(Storage::Memory),
         }
@@ -130,13 +132,15 @@ pub struct DbConfig {
 }
 
 impl DbConfig {
-    /// The `db` param of a case, with `pool_size` connections.
+    /// The `db` param of a case, with `pool_size` connections; on PostgreSQL the URL says the
+    /// case's transport to every driver (see [`transport`]).
     pub fn from(ctx: &SetupContext, pool_size: u32) -> anyhow::Result<DbConfig> {
-        Ok(DbConfig {
-            backend: Backend::from_param(ctx.params.get("db")?),
-            pool_size,
-            database_url: ctx.database_url.clone(),
-        })
+        let db = ctx.params.get("db")?;
+        let database_url = match transport::Transport::of_db(db) {
+            Some(t) => t.apply(&ctx.database_url),
+            None => ctx.database_url.clone(),
+        };
+        Ok(DbConfig { backend: Backend::from_param(db), pool_size, database_url })
     }
 }
 

@@ -2,10 +2,11 @@
 //! connections each holding its workload's prepared statements, and the schema dropped at
 //! teardown.
 
+use super::transport::connector;
 use crate::redact::redact;
 use crate::{PerOp, Tally};
 use anyhow::Context;
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, Statement};
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -73,7 +74,7 @@ impl r2d2::ManageConnection for PgManager {
     type Error = postgres::Error;
 
     fn connect(&self) -> Result<PgConn, postgres::Error> {
-        let mut client = self.config.connect(NoTls)?;
+        let mut client = self.config.connect(connector())?;
         let statements = self.statements.iter().map(|sql| client.prepare(sql)).collect::<Result<_, _>>()?;
         Ok(PgConn { client, statements })
     }
@@ -104,7 +105,9 @@ pub fn unreachable(url: &str, e: impl std::fmt::Display) -> anyhow::Error {
     )
 }
 
-/// The connection options of `url`, with the connect timeout set.
+/// The connection options of `url`, with the connect timeout set. A case's URL carries its
+/// transport (`sslmode`, see [`super::transport`]); the harness's housekeeping URLs may carry
+/// none, and then the driver's default, `prefer`, reaches a TLS-only server too.
 pub fn config(url: &str) -> anyhow::Result<postgres::Config> {
     let mut config = postgres::Config::from_str(url).map_err(|e| {
         anyhow::anyhow!("invalid PostgreSQL URL {}: {e}; pass --database-url postgres://USER@HOST:PORT/DB", redact(url))
@@ -123,7 +126,7 @@ impl PgDb {
         init: &mut dyn FnMut(&mut Client) -> anyhow::Result<()>,
     ) -> anyhow::Result<PgDb> {
         let admin_config = config(url)?;
-        let mut admin = admin_config.connect(NoTls).map_err(|e| unreachable(url, e))?;
+        let mut admin = admin_config.connect(connector()).map_err(|e| unreachable(url, e))?;
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let schema = format!("harness_{}_{nanos}", std::process::id());
         admin
@@ -136,7 +139,7 @@ impl PgDb {
         config.options(&format!("-c search_path={schema}"));
         // Set up before the pool exists: each pooled connection prepares its statements on connect.
         let created = config
-            .connect(NoTls)
+            .connect(connector())
             .map_err(|e| unreachable(url, e))
             .and_then(|mut client| init(&mut client).context("cannot set up the PostgreSQL schema"))
             .and_then(|()| {
@@ -231,7 +234,7 @@ fn owner_tag(pid: u32) -> String {
 /// Drops every `harness_…` schema whose worker, on this boot of this machine, is gone (a
 /// worker killed while the server was down, say); returns the worker pids whose schemas went.
 pub fn drop_stale_schemas(url: &str) -> anyhow::Result<Vec<u32>> {
-    let mut client = config(url)?.connect(NoTls).map_err(|e| unreachable(url, e))?;
+    let mut client = config(url)?.connect(connector()).map_err(|e| unreachable(url, e))?;
     let rows = client.query(
         "SELECT nspname::text, coalesce(obj_description(oid, 'pg_namespace'), '') FROM pg_namespace WHERE nspname LIKE 'harness\\_%'",
         &[],
@@ -251,7 +254,7 @@ pub fn drop_stale_schemas(url: &str) -> anyhow::Result<Vec<u32>> {
 /// Drops the schemas a worker with process id `pid` created (`harness_{pid}_…`) and could not
 /// drop itself (it was killed); returns how many.
 pub fn drop_schemas_of(url: &str, pid: u32) -> anyhow::Result<usize> {
-    let mut client = config(url)?.connect(NoTls).map_err(|e| unreachable(url, e))?;
+    let mut client = config(url)?.connect(connector()).map_err(|e| unreachable(url, e))?;
     let pattern = format!("harness\\_{pid}\\_%");
     let rows = client.query("SELECT nspname::text FROM pg_namespace WHERE nspname LIKE $1", &[&pattern])?;
     for row in &rows {

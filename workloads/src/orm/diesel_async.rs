@@ -42,9 +42,8 @@ impl DieselAsyncConn {
                 DieselAsyncConn::Sqlite(conn)
             }
             crate::db::Db::Postgres(_) => {
-                let mut conn = AsyncPgConnection::establish(&url)
-                    .await
-                    .map_err(|e| crate::db::postgres::unreachable(&cfg.db.database_url, e))?;
+                let mut conn =
+                    connect_pg(&url).await.map_err(|e| crate::db::postgres::unreachable(&cfg.db.database_url, e))?;
                 conn.batch_execute(&setup).await?;
                 DieselAsyncConn::Postgres(Box::new(conn))
             }
@@ -58,6 +57,13 @@ impl DieselAsyncConn {
             DieselAsyncConn::Postgres(conn) => diesel_async_select_in_tx!(conn, id)?,
         })
     }
+}
+
+/// `AsyncPgConnection::establish` with the OpenSSL connector instead of its `NoTls`, so that
+/// the URL's `sslmode` decides the transport, as it does for every other driver.
+async fn connect_pg(url: &str) -> anyhow::Result<AsyncPgConnection> {
+    let (client, connection) = tokio_postgres::connect(url, crate::db::transport::connector()).await?;
+    Ok(AsyncPgConnection::try_from_client_and_connection(client, connection).await?)
 }
 
 /// The connections not in a task's hands: a task takes one for the fork and puts it back when

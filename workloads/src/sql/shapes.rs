@@ -175,6 +175,9 @@ impl AsyncWorkload for SpawnBlockingSelect {
     }
 }
 
+/// How long the sqlx PostgreSQL pool may take to open its connections.
+const PG_POOL_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// An sqlx pool on either backend.
 pub enum AsyncDb {
     /// SQLite (sqlx runs each connection on a worker thread of its own).
@@ -225,7 +228,10 @@ impl AsyncDb {
                     // trips (begin, select, commit) as the blocking shapes.
                     .test_before_acquire(false)
                     .min_connections(cfg.db.pool_size)
-                    .acquire_timeout(timeout)
+                    // The pool opens all its connections at once, and over TLS under callgrind each
+                    // handshake takes about a second: 5 s failed an instruction fork. A server that
+                    // does not answer is found by the parent's probe, and the fork timeout bounds all.
+                    .acquire_timeout(PG_POOL_TIMEOUT)
                     .connect_with(options)
                     .await
                     .map_err(|e| unreachable(&cfg.db.database_url, e))?;
