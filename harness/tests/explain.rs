@@ -142,3 +142,29 @@ fn bad_inputs_are_refused_with_the_fix() {
         assert!(stderr.lines().next().unwrap_or("").contains(expected), "{args:?}: the first line says it: {stderr}");
     }
 }
+
+#[test]
+fn dumps_of_two_workloads_are_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let dumps = dir.path().join("dumps");
+    let mut args = vec!["-f", "^baseline/(noop|busy_loop)$", "--instructions", "--instr-ops", "100", "--forks", "1"];
+    args.extend(["--warmup", "0", "--iterations", "1", "--time", "1ms", "--callgrind-dir", dumps.to_str().unwrap()]);
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let kept = |prefix: &str| {
+        std::fs::read_dir(&dumps)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no dump starting {prefix} in {}", dumps.display()))
+    };
+    let (noop, busy) = (kept("baseline_noop.fork"), kept("baseline_busy_loop"));
+    let out = harness().arg("explain").arg("--base-dump").arg(&noop).arg("--new-dump").arg(&busy).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!((code(&out), err.lines().count()), (2, 1), "{err}");
+    assert!(err.contains("different workloads") && err.contains("counted baseline/noop"), "{err}");
+    assert!(err.contains("counted baseline/busy_loop[work=100]"), "{err}");
+    // The dump says what it counted and which build ran it.
+    let text = std::fs::read_to_string(&noop).unwrap();
+    assert!(text.contains("Client Request: harness-measure case=baseline/noop build="), "{text:.400}");
+}

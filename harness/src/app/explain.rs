@@ -41,6 +41,8 @@ fn explain_dumps(args: &ExplainArgs, base: &Path, new: &Path) -> anyhow::Result<
     let read = |p: &Path, flag: &str| {
         crate::callgrind::read_dumps(&[p.to_path_buf()]).map_err(|e| BadInput(format!("{flag} {}: {e}", p.display())))
     };
+    crate::callgrind::same_workload(&[base.to_path_buf()], &[new.to_path_buf()])
+        .map_err(|e| BadInput(e.to_string()))?;
     let base = Counted { profile: read(base, "--base-dump")?, ops: base_ops };
     let counted = Counted { profile: read(new, "--new-dump")?, ops: new_ops };
     let name = new.file_name().map_or("explained".into(), |n| n.to_string_lossy().into_owned());
@@ -165,6 +167,7 @@ fn explain_case(
         })
     };
     let (base_files, new_files) = split_dumps(&dumps)?;
+    crate::callgrind::same_workload(&base_files, &new_files)?;
     let base = Counted {
         profile: crate::callgrind::read_dumps(&base_files)?,
         ops: ops(again.baseline_instructions.as_ref(), "baseline")?,

@@ -31,6 +31,20 @@ pub(crate) enum DumpError {
         /// What the parser found.
         why: String,
     },
+    /// Two dumps to be compared name different workloads (see [`super::measure_reason`]).
+    #[error(
+        "the dumps are of different workloads: {base_path} counted {base_case}, {new_path} counted {new_case}; explain compares one workload in two builds (or two of its params), so give two dumps of one workload"
+    )]
+    OtherCase {
+        /// The base side's dump.
+        base_path: PathBuf,
+        /// The case it names.
+        base_case: String,
+        /// The new side's dump.
+        new_path: PathBuf,
+        /// The case it names.
+        new_case: String,
+    },
     /// None of the files is a measurement dump (`harness-measure`).
     #[error("callgrind wrote no measurement dump in {where_}: the worker measured nothing under it")]
     NoMeasurement {
@@ -125,6 +139,30 @@ pub(crate) fn read_dumps(files: &[PathBuf]) -> Result<profile::Profile, DumpErro
     Ok(sum)
 }
 
+/// The first of `files` that names what it counted, with its provenance.
+fn named(files: &[PathBuf]) -> Result<Option<(PathBuf, super::Provenance)>, DumpError> {
+    for path in files {
+        let text = std::fs::read_to_string(path).map_err(unreadable(path))?;
+        if let Some(p) = super::provenance(&text) {
+            return Ok(Some((path.clone(), p)));
+        }
+    }
+    Ok(None)
+}
+
+/// Refuses two sets of dumps that name different workloads (params may differ: one workload's
+/// variants compare, as `planted/select[plant=…]` does); dumps that name none (an older
+/// harness's) pass, having nothing to check.
+pub(crate) fn same_workload(base: &[PathBuf], new: &[PathBuf]) -> Result<(), DumpError> {
+    let workload = |case: &str| case.split('[').next().unwrap_or(case).to_string();
+    match (named(base)?, named(new)?) {
+        (Some((base_path, b)), Some((new_path, n))) if workload(&b.case) != workload(&n.case) => {
+            Err(DumpError::OtherCase { base_path, base_case: b.case, new_path, new_case: n.case })
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,5 +193,26 @@ mod tests {
         assert!(matches!(err, DumpError::Truncated { .. }), "{err}");
         assert!(err.to_string().contains("cut.out") && err.to_string().contains("cut short"), "{err}");
         assert!(matches!(total(dir.path()).unwrap_err(), DumpError::Truncated { .. }));
+    }
+
+    #[test]
+    fn dumps_of_different_cases_are_refused_naming_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let named = |file: &str, case: &str| {
+            let reason = super::super::measure_reason(case, "abc");
+            dump(dir.path(), file, &format!("Client Request: {}", reason.to_string_lossy()), "5", Some("5"));
+            vec![dir.path().join(file)]
+        };
+        let (noop, busy) = (named("a.out", "baseline/noop"), named("b.out", "baseline/busy_loop[work=100]"));
+        let old = {
+            dump(dir.path(), "old.out", "Client Request: harness-measure", "5", Some("5"));
+            vec![dir.path().join("old.out")]
+        };
+        let err = same_workload(&noop, &busy).unwrap_err().to_string();
+        assert!(err.contains("a.out counted baseline/noop") && err.contains("busy_loop[work=100]"), "{err}");
+        same_workload(&noop, &named("c.out", "baseline/noop")).unwrap();
+        same_workload(&named("d.out", "planted/select[plant=none]"), &named("e.out", "planted/select[plant=x]"))
+            .unwrap();
+        same_workload(&noop, &old).unwrap();
     }
 }

@@ -7,7 +7,7 @@ mod dump;
 pub(crate) mod profile;
 pub(crate) mod requests;
 
-pub(crate) use dump::{DumpError, keep_dumps, read_dumps, total};
+pub(crate) use dump::{DumpError, keep_dumps, read_dumps, same_workload, total};
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -15,6 +15,38 @@ use std::path::Path;
 /// The reason the worker gives the dump of its measured ops: `desc: Trigger: Client Request:
 /// harness-measure` in the dump.
 pub(crate) const MEASURE_REASON: &std::ffi::CStr = c"harness-measure";
+
+/// The longest case id a dump's trigger line carries: callgrind formats the reason into a
+/// 512-byte buffer.
+const MAX_CASE_IN_REASON: usize = 400;
+
+/// What a measurement dump says it counted, from its trigger line: the case (workload and
+/// params) and the commit of the build that ran it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Provenance {
+    /// `group/name[params]`.
+    pub case: String,
+    /// The build's commit (`unknown` when it was built outside git).
+    pub build: String,
+}
+
+/// The reason a worker gives its measurement dumps: [`MEASURE_REASON`], then the case and the
+/// build (`harness-measure case=… build=…`), so that a dump says what it counted.
+pub(crate) fn measure_reason(case: &str, build: &str) -> std::ffi::CString {
+    let case: String = case.chars().filter(|&c| c != '\0' && c != '\n').take(MAX_CASE_IN_REASON).collect();
+    let build: String = build.chars().filter(char::is_ascii_alphanumeric).take(64).collect();
+    let reason = format!("{} case={case} build={build}", MEASURE_REASON.to_string_lossy());
+    std::ffi::CString::new(reason).unwrap_or_else(|_| MEASURE_REASON.to_owned())
+}
+
+/// The case and build a measurement dump names (see [`measure_reason`]); `None` for dumps of
+/// older harness builds, which name neither.
+pub(crate) fn provenance(text: &str) -> Option<Provenance> {
+    let trigger = format!("desc: Trigger: Client Request: {} case=", MEASURE_REASON.to_string_lossy());
+    let rest = text.lines().find_map(|l| l.strip_prefix(trigger.as_str()))?;
+    let (case, build) = rest.rsplit_once(" build=")?;
+    Some(Provenance { case: case.to_string(), build: build.to_string() })
+}
 
 /// Whether a callgrind dump is one the worker requested around its measured ops (its
 /// `harness-measure` client request), not the one at program exit.
@@ -60,6 +92,17 @@ pub(crate) fn kept_by_baseline(file_name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dump_names_its_case_and_build() {
+        let reason = measure_reason("sql/x[db=sqlite,row_count=10]", "0123abc");
+        let text = format!("version: 1\ndesc: Trigger: Client Request: {}\ntotals: 5\n", reason.to_string_lossy());
+        assert!(is_measurement(&text), "{text}");
+        let p = provenance(&text).unwrap();
+        assert_eq!((p.case.as_str(), p.build.as_str()), ("sql/x[db=sqlite,row_count=10]", "0123abc"));
+        assert_eq!(provenance("desc: Trigger: Client Request: harness-measure\n"), None, "an older dump names nothing");
+        assert!(measure_reason(&"x".repeat(2000), "c").as_bytes().len() < 500, "callgrind's buffer is 512 bytes");
+    }
 
     #[test]
     fn kept_dumps_say_which_build_ran_them() {

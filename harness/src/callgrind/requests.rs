@@ -6,6 +6,8 @@
 //! ones that exist need valgrind's headers or libclang at build time, which a fresh machine
 //! may lack.
 
+use std::sync::atomic::{AtomicPtr, Ordering};
+
 /// `VG_USERREQ_TOOL_BASE('C','T')`.
 const CALLGRIND_BASE: u64 = ((b'C' as u64) << 24) | ((b'T' as u64) << 16);
 /// `VG_USERREQ__ZERO_STATS`.
@@ -70,16 +72,28 @@ pub(crate) fn stop_instrumentation() {
     request(0, STOP_INSTRUMENTATION, 0);
 }
 
-/// Dumps the counts of the window that is ending as [`super::MEASURE_REASON`] (callgrind zeroes
-/// them with the dump), then stops instrumentation: stopping discards what was not dumped.
+/// The reason the measurement dumps carry ([`super::MEASURE_REASON`] until the worker names
+/// them, [`name_measurements`]): read in the measured window by one load, as many instructions as
+/// the constant it replaced, so that naming the dumps moves no case's count.
+static REASON: AtomicPtr<std::ffi::c_char> = AtomicPtr::new(super::MEASURE_REASON.as_ptr().cast_mut());
+
+/// Makes every later measurement dump carry `reason` (see [`super::measure_reason`]); kept for
+/// the life of the process (a `fn()` does the dumping, so the reason lives here).
+pub(crate) fn name_measurements(reason: std::ffi::CString) {
+    REASON.store(reason.into_raw(), Ordering::Relaxed);
+}
+
+/// Dumps the counts of the window that is ending as a measurement ([`super::MEASURE_REASON`],
+/// with the case and build once named; callgrind zeroes them with the dump), then stops
+/// instrumentation: stopping discards what was not dumped.
 pub(crate) fn dump_measure_and_stop() {
-    dump(super::MEASURE_REASON);
+    dump(REASON.load(Ordering::Relaxed));
     stop_instrumentation();
 }
 
-/// Writes the counters so far as a dump named `reason`.
-pub(crate) fn dump(reason: &std::ffi::CStr) {
-    request(0, DUMP_STATS_AT, reason.as_ptr() as u64);
+/// Writes the counters so far as a dump named `reason` (a NUL-terminated string that lives on).
+fn dump(reason: *const std::ffi::c_char) {
+    request(0, DUMP_STATS_AT, reason as u64);
 }
 
 #[cfg(test)]
@@ -92,7 +106,7 @@ mod tests {
         zero();
         start_instrumentation();
         stop_instrumentation();
-        dump(c"nothing");
+        dump(c"nothing".as_ptr());
         assert_eq!(request(42, ZERO_STATS, 0), 42);
     }
 

@@ -10,6 +10,7 @@ use workloads::{Bench, Prepared};
 /// Instruction mode: a short warmup, then the task's ops between callgrind's start and stop.
 pub(super) fn count_instructions(
     ch: &mut Channel,
+    case: &str,
     instr: crate::protocol::InstructionTask,
     prepared: &dyn Prepared,
     mut bench: Box<dyn Bench>,
@@ -26,6 +27,8 @@ pub(super) fn count_instructions(
     }
     let ops = instr.ops.unwrap_or(if prepared.resets_per_op() { 20 } else { 1000 });
     bench.run_batch((ops / 10).max(1));
+    let build = option_env!("HARNESS_GIT_COMMIT").filter(|c| !c.is_empty()).unwrap_or("unknown");
+    callgrind::name_measurements(crate::callgrind::measure_reason(case, build));
     callgrind::zero();
     bench.run_ops_between(ops, callgrind::start_instrumentation, callgrind::dump_measure_and_stop);
     ch.send(&Message::Instrumented { ops, deterministic: prepared.deterministic() });

@@ -159,7 +159,10 @@ fn run(ch: &mut Channel, task: &Task) -> ExitCode {
         Err(e) => return ch.fail(Stage::Setup, &e),
     };
     let outcome = match (task.instructions, task.io) {
-        (Some(instr), _) => counting::count_instructions(ch, instr, prepared.as_ref(), bench),
+        (Some(instr), _) => {
+            let case = crate::report::CaseId::new(task.workload.clone(), task.params.clone(), 1).to_string();
+            counting::count_instructions(ch, &case, instr, prepared.as_ref(), bench)
+        }
         (None, Some(io)) => counting::count_io(ch, io, prepared.as_ref(), bench, &tallied_before),
         (None, None) => time_iterations(ch, task, prepared.as_ref(), bench, &tallied_before),
     };
