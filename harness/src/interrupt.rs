@@ -22,6 +22,8 @@ static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 const GRACE: Duration = Duration::from_secs(15);
 /// How often a wait on a child looks at the stop flag.
 const POLL: Duration = Duration::from_millis(50);
+/// How long what an interrupted group's leader left behind may take to end on its own.
+const LEFT_GRACE: Duration = Duration::from_secs(2);
 
 /// Installs the handlers (once; later calls return the same flag): the flag is set by the
 /// first signal and stays set.
@@ -107,6 +109,9 @@ fn wait(child: &mut Child, own_group: bool) -> std::io::Result<(ExitStatus, bool
     let mut passed: Option<Instant> = None;
     loop {
         if let Some(status) = child.try_wait()? {
+            if own_group && passed.is_some() {
+                empty_group(pid);
+            }
             return Ok((status, passed.is_some()));
         }
         match passed {
@@ -118,6 +123,24 @@ fn wait(child: &mut Child, own_group: bool) -> std::io::Result<(ExitStatus, bool
             _ => {}
         }
         std::thread::sleep(POLL);
+    }
+}
+
+/// After an interrupted group's leader has exited: what it left in its group (cargo's rustc
+/// jobs, a build script), given [`LEFT_GRACE`] to end on the SIGINT they got, then killed, so
+/// that nothing of an interrupted build outlives the harness.
+fn empty_group(pid: nix::unistd::Pid) {
+    let alive = || nix::sys::signal::killpg(pid, None).is_ok();
+    let gone_within = |limit: Duration| {
+        let start = Instant::now();
+        while alive() && start.elapsed() < limit {
+            std::thread::sleep(POLL);
+        }
+        !alive()
+    };
+    if !gone_within(LEFT_GRACE) {
+        let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+        gone_within(LEFT_GRACE);
     }
 }
 

@@ -146,6 +146,28 @@ fn changed_instructions_are_never_labelled_layout(clone: &Path, report: &Path) {
     assert!(!line.contains("layout?") && line.contains(&format!("{ratio:.4}")), "{text}");
 }
 
+/// Adds to the index a build script the test can hold (see `common::SLOW_BUILD_SCRIPT`).
+fn add_slow_build_script(clone: &Path) {
+    std::fs::write(clone.join("workloads/build.rs"), common::SLOW_BUILD_SCRIPT).unwrap();
+    git(clone, &["add", "workloads/build.rs"]);
+}
+
+/// Ctrl-C while `ab --layouts` builds the ref: cargo (and the build script it runs) is stopped,
+/// the run exits 130 within seconds with one line that says so, no cargo is left running, no
+/// build is kept, and no report is written.
+fn interrupted_builds_stop_within_seconds(clone: &Path, parent: &str, report: &Path) {
+    let mut args = vec!["ab", "HEAD~1", "--layouts", "2"];
+    args.extend(RUN);
+    args.extend(["--out", report.to_str().unwrap()]);
+    let (status, err) = interrupt_during_build(clone, &args);
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.lines().last().is_some_and(|l| l.contains("cargo was stopped")), "{err}");
+    let builds = clone.join("target/harness/baselines");
+    assert_nothing_runs_in(&builds);
+    assert!(!builds.join(parent).join("harness").exists(), "an interrupted build is not kept");
+    assert!(!report.exists(), "nothing was measured, so no report");
+}
+
 #[test]
 fn ab_builds_a_ref_once_reuses_it_and_refuses_bad_refs_and_broken_builds() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
@@ -158,6 +180,7 @@ fn ab_builds_a_ref_once_reuses_it_and_refuses_bad_refs_and_broken_builds() {
     let text = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(&manifest, text.replace("[features]\n", "[features]\ndefault = [\"calibration-slow-3pct\"]\n"))
         .unwrap();
+    add_slow_build_script(&clone);
     git(&clone, &["commit", "--quiet", "-am", "the calibration build: busy_loop does 3% more work"]);
     std::fs::write(clone.join("THROWAWAY"), "a commit to compare against its parent\n").unwrap();
     git(&clone, &["add", "THROWAWAY"]);
@@ -165,6 +188,8 @@ fn ab_builds_a_ref_once_reuses_it_and_refuses_bad_refs_and_broken_builds() {
     let parent = git(&clone, &["rev-parse", "HEAD~1"]);
     let report = dir.path().join("ab.json");
 
+    interrupted_builds_stop_within_seconds(&clone, &parent, &report);
+    // The next call after the interrupted one builds the same ref again, from where cargo was.
     let first = ab(&clone, &[&["HEAD~1"][..], &RUN].concat(), &report);
     let err = String::from_utf8_lossy(&first.stderr);
     assert_eq!(code(&first), 0, "{err}");

@@ -46,6 +46,10 @@ fn clone_with_commits(dir: &std::path::Path, edits: &[(&str, &str, &str, &str)])
     let cloned = std::process::Command::new("git").args(["clone", "-q", "--no-local"]).arg(root).arg(dir).status();
     assert!(cloned.unwrap().success());
     seed_clone_target(dir);
+    // Every commit's build can be held mid-way by the test (see SLOW_BUILD_SCRIPT).
+    std::fs::write(dir.join("workloads/build.rs"), SLOW_BUILD_SCRIPT).unwrap();
+    git(&["add", "workloads/build.rs"]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-qm", "a build script the test can hold"]);
     let mut commits = vec![git(&["rev-parse", "HEAD"])];
     for (file, find, replace, subject) in edits {
         let path = dir.join(file);
@@ -80,6 +84,16 @@ fn finds_the_planted_commit_past_one_that_does_not_build() {
         harness().current_dir(tmp.path()).args(["bisect", good, bad]).args(case).args(more).output().unwrap()
     };
     let bisect = |good: &str, bad: &str, json: bool| bisect_with(good, bad, if json { &["--json"] } else { &[] });
+    // Ctrl-C during GOOD's build: exit 130 within seconds, cargo stopped, nothing marked; the
+    // search below resumes it.
+    let mut interrupted = vec!["bisect", &c[0], &c[3]];
+    interrupted.extend(case);
+    let (status, err) = interrupt_during_build(tmp.path(), &interrupted);
+    assert_eq!(status.code(), Some(130), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.contains("interrupted") && last.contains("the next call resumes"), "{err}");
+    assert!(!err.contains("does not build"), "an interrupted build is not called broken: {err}");
+    assert_nothing_runs_in(&tmp.path().join("target/harness/baselines"));
     let out = bisect(&c[0], &c[3], true);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(code(&out), 0, "{stderr}");

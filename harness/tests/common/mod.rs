@@ -109,3 +109,56 @@ pub(crate) fn seed_clone_target(clone: &Path) {
         assert!(linked.unwrap().success(), "cp -al {}", deps.join(d).display());
     }
 }
+
+/// A `workloads/build.rs` for a clone's commit: a no-op unless HARNESS_TEST_SLOW_BUILD names a
+/// file, when it writes that file and holds the build for two minutes, so that a test's Ctrl-C
+/// lands in the middle of one.
+pub(crate) const SLOW_BUILD_SCRIPT: &str = r#"//! A build script a test can hold mid-build.
+fn main() {
+    println!("cargo:rerun-if-env-changed=HARNESS_TEST_SLOW_BUILD");
+    if let Some(marker) = std::env::var_os("HARNESS_TEST_SLOW_BUILD") {
+        std::fs::write(marker, "started\n").unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(120));
+    }
+}
+"#;
+
+/// Runs the harness with `args` in `dir`, its builds held by [`SLOW_BUILD_SCRIPT`], sends it
+/// SIGINT once a build reached the script, and waits at most 10 s for it to end: its status
+/// and stderr.
+pub(crate) fn interrupt_during_build(dir: &Path, args: &[&str]) -> (std::process::ExitStatus, String) {
+    use std::time::{Duration, Instant};
+    let scratch = tempfile::tempdir().unwrap();
+    let (marker, stderr) = (scratch.path().join("build-started"), scratch.path().join("stderr"));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+        .current_dir(dir)
+        .env("HARNESS_TEST_SLOW_BUILD", &marker)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let read = || std::fs::read_to_string(&stderr).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "the build never reached the build script: {}", read());
+        assert!(child.try_wait().unwrap().is_none(), "the harness ended before its build: {}", read());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let sent = Instant::now();
+    // SAFETY: a plain kill(2) of the child this test spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status, read());
+        }
+        assert!(sent.elapsed() < Duration::from_secs(10), "still running 10 s after Ctrl-C: {}", read());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// No process whose command line names `dir` (a cargo, rustc or build script left behind).
+pub(crate) fn assert_nothing_runs_in(dir: &Path) {
+    let left = std::process::Command::new("pgrep").arg("-fa").arg(dir.to_str().unwrap()).output().unwrap();
+    assert!(left.stdout.is_empty(), "left running: {}", String::from_utf8_lossy(&left.stdout));
+}

@@ -132,6 +132,7 @@ fn search_between(args: &BisectArgs, b: &mut Bisection, runs: &Path, state: &Pat
             );
         }
         let mark = step::test_commit(args, b, i, runs);
+        stop_if_interrupted(state)?;
         b.steps[i].mark = Some(mark.clone());
         search.mark(i, mark);
         save(state, b)?;
@@ -150,12 +151,26 @@ fn search_between(args: &BisectArgs, b: &mut Bisection, runs: &Path, state: &Pat
     })
 }
 
+/// Ends the search when Ctrl-C stopped the step's build or run: its mark (a build "that does
+/// not build", a run that failed) would be a lie, so it is not kept, and the next call tests
+/// that commit again.
+fn stop_if_interrupted(state: &Path) -> anyhow::Result<()> {
+    if crate::interrupt::requested() {
+        anyhow::bail!(
+            "harness bisect: interrupted (Ctrl-C / SIGTERM); the steps decided before it are kept in {}, and the next call resumes from them",
+            state.display()
+        );
+    }
+    Ok(())
+}
+
 /// Tests GOOD and BAD; `Some(exit code)` when the search stops there (no regression to find).
 fn test_ends(args: &BisectArgs, b: &mut Bisection, runs: &Path, state: &Path) -> anyhow::Result<Option<ExitCode>> {
     let last = b.steps.len() - 1;
     for i in [0, last] {
         if b.steps[i].value.is_none() {
             let mark = step::test_commit(args, b, i, runs);
+            stop_if_interrupted(state)?;
             if let Mark::Skipped(why) = &mark {
                 return Err(
                     BadInput(format!("harness bisect: {} cannot be tested: {why}", end_name(args, i == 0))).into()

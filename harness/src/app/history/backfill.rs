@@ -46,6 +46,11 @@ pub(super) fn run(location: &Location, args: &HistoryRunArgs) -> anyhow::Result<
             Outcome::Kept => format!("its report {} was complete: stored, not run again", out.display()),
             Outcome::Skipped(why) => format!("skipped: {why}"),
         };
+        if crate::interrupt::requested() {
+            anyhow::bail!(
+                "harness history run: interrupted (Ctrl-C / SIGTERM) at {short}; what was stored is kept, and the next call resumes from there"
+            );
+        }
         say!("[{}/{}] {short} {}: {said}", i + 1, commits.len(), subject(home.root(), commit));
         outcomes.push(outcome);
     }
