@@ -168,3 +168,21 @@ fn dumps_of_two_workloads_are_refused_naming_both() {
     let text = std::fs::read_to_string(&noop).unwrap();
     assert!(text.contains("Client Request: harness-measure case=baseline/noop build="), "{text:.400}");
 }
+
+#[test]
+fn without_valgrind_explain_says_what_it_needs_and_what_it_can_do() {
+    let report = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/ab-async-held-connection.json");
+    let no_valgrind = tempfile::tempdir().unwrap();
+    let out = harness()
+        .env("PATH", no_valgrind.path())
+        .arg("explain")
+        .arg(&report)
+        .arg("--baseline-bin")
+        .arg(env!("CARGO_BIN_EXE_harness"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!((code(&out), err.lines().count()), (2, 1), "{err}");
+    assert!(err.contains("harness explain AB.json needs valgrind") && err.contains("--base-dump"), "{err}");
+    assert!(!err.contains("drop --instructions"), "explain takes no --instructions: {err}");
+}

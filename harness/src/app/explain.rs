@@ -64,7 +64,10 @@ fn explain_dumps(args: &ExplainArgs, base: &Path, new: &Path) -> anyhow::Result<
 fn explain_report(args: &ExplainArgs, path: &Path) -> anyhow::Result<Vec<Explained>> {
     let report = read_report(path, "the A/B")?;
     let baseline = baseline_binary(&report, args, path)?;
-    super::measure::find_valgrind()?;
+    super::measure::find_valgrind_for(
+        "harness explain AB.json",
+        "explain two dumps kept where valgrind ran (run --instructions --callgrind-dir DIR, then --base-dump/--new-dump)",
+    )?;
     let rows = compare_sides(&report, VERDICT_OPTIONS).rows;
     let cases = chosen(&report, &rows, args)?;
     let dir = args.out_dir.clone().unwrap_or_else(|| beside(path));

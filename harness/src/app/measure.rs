@@ -157,18 +157,24 @@ fn layout_check(args: &RunArgs) -> Option<runner::LayoutCheck> {
     })
 }
 
-pub(super) fn find_valgrind() -> Result<PathBuf, BadInput> {
+/// valgrind on PATH, or the line that says who needs it (`needs`: `--instructions`, `harness
+/// explain`) and the fix (`otherwise`).
+pub(super) fn find_valgrind_for(needs: &str, otherwise: &str) -> Result<PathBuf, BadInput> {
     std::env::var_os("PATH")
         .into_iter()
         .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
         .map(|dir| dir.join("valgrind"))
         .find(|p| p.is_file())
         .ok_or_else(|| {
-            BadInput(
-                "--instructions needs valgrind (callgrind), which is not on PATH: install it (apt-get install valgrind) or drop --instructions"
-                    .into(),
-            )
+            BadInput(format!(
+                "{needs} needs valgrind (callgrind), which is not on PATH: install it (apt-get install valgrind) or {otherwise}"
+            ))
         })
+}
+
+/// valgrind for `--instructions`.
+fn find_valgrind() -> Result<PathBuf, BadInput> {
+    find_valgrind_for("--instructions", "drop --instructions")
 }
 
 /// Every case once per `--threads` value; refuses workloads that cannot share their state.
