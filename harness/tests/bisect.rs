@@ -46,11 +46,11 @@ fn clone_with_commits(dir: &std::path::Path, edits: &[(&str, &str, &str, &str)])
     let cloned = std::process::Command::new("git").args(["clone", "-q", "--no-local"]).arg(root).arg(dir).status();
     assert!(cloned.unwrap().success());
     seed_clone_target(dir);
-    // Every commit's build can be held mid-way by the test (see SLOW_BUILD_SCRIPT).
+    let mut commits = vec![git(&["rev-parse", "HEAD"])];
+    // Every commit after GOOD can have its build held mid-way by the test (SLOW_BUILD_SCRIPT),
+    // which comes with the first edit; GOOD stays the checkout's own, whose build is the seed.
     std::fs::write(dir.join("workloads/build.rs"), SLOW_BUILD_SCRIPT).unwrap();
     git(&["add", "workloads/build.rs"]);
-    git(&["-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-qm", "a build script the test can hold"]);
-    let mut commits = vec![git(&["rev-parse", "HEAD"])];
     for (file, find, replace, subject) in edits {
         let path = dir.join(file);
         let text = std::fs::read_to_string(&path).unwrap_or_default();
@@ -84,8 +84,8 @@ fn finds_the_planted_commit_past_one_that_does_not_build() {
         harness().current_dir(tmp.path()).args(["bisect", good, bad]).args(case).args(more).output().unwrap()
     };
     let bisect = |good: &str, bad: &str, json: bool| bisect_with(good, bad, if json { &["--json"] } else { &[] });
-    // Ctrl-C during GOOD's build: exit 130 within seconds, cargo stopped, nothing marked; the
-    // search below resumes it.
+    // Ctrl-C during BAD's build (GOOD's is the seed's): exit 130 within seconds, cargo stopped,
+    // BAD not marked; the search below resumes it.
     let mut interrupted = vec!["bisect", &c[0], &c[3]];
     interrupted.extend(case);
     let (status, err) = interrupt_during_build(tmp.path(), &interrupted);
