@@ -206,7 +206,10 @@ fn threads_share_the_rate() {
         iteration["thread_ops"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
     // 2,000 ops/s each for 1 s: exactly 2,000 each.
     assert_eq!(per_thread, [2000, 2000], "{iteration:#}");
-    assert_eq!(case["open_loop"]["forks_kept"], 2);
+    // Whether each fork kept the rate is the machine's to say (a busy shared VM may miss it);
+    // the case counts the forks that did.
+    let kept = case["forks"].as_array().unwrap().iter().filter(|f| f["open_loop"]["missed"].is_null()).count();
+    assert_eq!(case["open_loop"]["forks_kept"], kept, "{case:#}");
 }
 
 #[test]
