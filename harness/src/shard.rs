@@ -91,9 +91,13 @@ fn missing_shards(parts: &[(String, Report)]) -> Vec<String> {
 }
 
 /// Joins the reports of several shards into one. Refuses (every difference listed) parts made
-/// differently unless `force`, an incomplete set of shards unless `allow_partial`, and always
-/// a case that appears in two parts.
-pub(crate) fn merge(parts: Vec<(String, Report)>, force: bool, allow_partial: bool) -> Result<Report, BadInput> {
+/// differently unless `allow_differences`, an incomplete set of shards unless `allow_partial`,
+/// and always a case that appears in two parts.
+pub(crate) fn merge(
+    parts: Vec<(String, Report)>,
+    allow_differences: bool,
+    allow_partial: bool,
+) -> Result<Report, BadInput> {
     let (first_name, first) =
         parts.first().cloned().ok_or_else(|| BadInput("merge needs at least one report".into()))?;
     let mut differences = vec![];
@@ -101,12 +105,12 @@ pub(crate) fn merge(parts: Vec<(String, Report)>, force: bool, allow_partial: bo
         differences
             .extend(part_differences(&first, part).into_iter().map(|d| format!("{name} against {first_name}: {d}")));
     }
-    if !differences.is_empty() && !force {
+    if !differences.is_empty() && !allow_differences {
         for d in &differences {
             eprintln!("differs: {d}");
         }
         return Err(BadInput(format!(
-            "the parts differ in {} way(s) listed above: merge parts of one sharded run, or pass --force to merge anyway",
+            "the parts differ in {} way(s) listed above: merge parts of one sharded run, or pass --allow-differences to merge anyway",
             differences.len()
         )));
     }
@@ -140,7 +144,7 @@ pub(crate) fn merge(parts: Vec<(String, Report)>, force: bool, allow_partial: bo
     merged.meta.run_id = Some(uuid::Uuid::new_v4().to_string());
     merged.meta.merged = Some(MergeInfo {
         parts: parts.iter().map(|p| p.0.clone()).collect(),
-        forced: force,
+        forced: allow_differences,
         differences,
         missing_shards,
         part_run_ids,

@@ -268,6 +268,17 @@ fn run_writes_a_complete_report_and_prints_a_summary() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("DEBUG build"));
 }
 
+/// `-q` hides progress and keeps the summary; `-qq` leaves stdout empty, the report whole.
+#[test]
+fn quiet_twice_prints_no_summary_and_the_report_keeps_it_all() {
+    let (_dir, path) = report_path();
+    let args = ["run", "-f", "^baseline/noop$", "-qq", "--iterations", "1", "--time", "5ms", "--out"];
+    let out = harness().args(args).arg(&path).output().unwrap();
+    assert_eq!((code(&out), out.stdout.as_slice()), (0, &b""[..]), "{}", stderr(&out));
+    assert!(stderr(&out).lines().any(|l| l.starts_with("report: ")), "{}", stderr(&out));
+    assert_eq!(read_report(&path)["status"], "complete");
+}
+
 #[test]
 fn settings_come_from_harness_env_vars() {
     let (_dir, path) = report_path();

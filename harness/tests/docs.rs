@@ -151,7 +151,7 @@ fn failed_and_skipped_cases_are_kept_and_marked_in_every_export() {
     let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
     let row = |name: &str| rows.iter().find(|r| &r[0] == name).unwrap_or_else(|| panic!("{name} dropped:\n{csv}"));
     assert_eq!((&row("fault/panic")[at("status")], &row("fault/panic")[at("forks_failed")]), ("failed", "2"));
-    assert!(row("fault/panic")[at("note")].starts_with("all 2 forks failed (first: "), "{csv}");
+    assert!(row("fault/panic")[at("note")].starts_with("all 2 forks failed (2 timed; first: "), "{csv}");
     assert_eq!(&row("sql/thread_select_by_id")[at("status")], "skipped");
     assert!(row("sql/thread_select_by_id")[at("note")].contains("cannot reach PostgreSQL"), "{csv}");
     assert_eq!(&row("baseline/noop")[at("status")], "ok");

@@ -81,7 +81,7 @@ fn shards_cover_a_configuration_once_and_merge_into_the_whole() {
     assert_eq!(code(&out), 2, "{err}");
     assert!(err.contains("hold forks of the same run"), "{err}");
 
-    // A part twice, or parts made differently: refused, every difference listed; --force merges.
+    // A part twice, or parts made differently: refused, every difference listed; --allow-differences merges.
     let out = harness().arg("merge").arg(&parts[0]).arg(&parts[0]).arg("--out").arg(&merged_path).output().unwrap();
     assert_eq!(code(&out), 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("is in both"), "{}", String::from_utf8_lossy(&out.stderr));
@@ -102,17 +102,14 @@ fn shards_cover_a_configuration_once_and_merge_into_the_whole() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(code(&out), 2, "{err}");
     assert!(err.contains("--iterations") && err.contains("cpu:") && err.contains("differ in 2 way(s)"), "{err}");
-    let out = harness()
-        .arg("merge")
-        .arg(&parts[0])
-        .arg(&parts[1])
-        .arg(&odd_path)
-        .arg("--force")
-        .arg("--out")
-        .arg(&merged_path)
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0);
+    assert!(err.contains("pass --allow-differences"), "{err}");
+    // --force only replaces an --out; merging differing parts is --allow-differences.
+    let odd = |flag: &str| {
+        harness().arg("merge").args([&parts[0], &parts[1], &odd_path]).arg(flag).arg("--out").arg(&merged_path).output()
+    };
+    assert_eq!(code(&odd("--force").unwrap()), 2);
+    let out = odd("--allow-differences").unwrap();
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(read_report(&merged_path)["meta"]["merged"]["forced"], true);
     // Two of three shards: refused, unless --allow-partial, which records the missing one.
     let merge = |extra: &[&str], out_path: &Path| {

@@ -18,8 +18,8 @@ pub(super) fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
     }
     // A typo in a filter, a param or a URL is one line now, not after a build of minutes.
     measure::check_inputs(&args.run)?;
-    let baseline = crate::ab::prepare(&args.rev, args.run.quiet)?;
-    if !args.run.quiet {
+    let baseline = crate::ab::prepare(&args.rev, args.run.quiet())?;
+    if !args.run.quiet() {
         let how = if baseline.built { "built" } else { "reusing the build of" };
         let short = &baseline.commit[..baseline.commit.len().min(12)];
         say!("harness ab: baseline {} ({short}) = {how} {}", args.rev, baseline.binary.display());
@@ -28,7 +28,7 @@ pub(super) fn ab(mut args: crate::cli::AbArgs) -> anyhow::Result<ExitCode> {
         say!("warning: this build (the candidate) was made from uncommitted changes; its report records dirty: true");
     }
     let layouts = match args.run.layouts {
-        Some(count) => Some(layout_variants(count, &baseline, args.run.quiet)?),
+        Some(count) => Some(layout_variants(count, &baseline, args.run.quiet())?),
         None => None,
     };
     args.run.baseline_bin = Some(baseline.binary);

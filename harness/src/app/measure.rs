@@ -284,7 +284,7 @@ pub(super) fn run_benchmarks(args: &RunArgs, prepared: Option<Variants>) -> anyh
     let io = args.io.then_some(runner::IoSettings { ops: args.io_ops, forks: 1 });
     let counting = instructions.as_ref().map_or(0, |i| u64::from(i.forks)) + u64::from(args.io);
     let forks_per_case = (u64::from(settings.forks) + counting) * sides;
-    let progress = Progress::new(args.quiet, cases.len() as u64 * forks_per_case);
+    let progress = Progress::new(args.quiet(), cases.len() as u64 * forks_per_case);
     let run_settings = RunSettings {
         params: params.iter().map(|p| p.raw.clone()).collect(),
         baseline_bin: baseline.as_ref().map(|b| b.path.clone()),
@@ -345,12 +345,14 @@ fn warn_before_measuring(progress: &Progress, report: &Report, fork_count: u32) 
 
 /// Prints the summary, the noise report, warnings and (A/B runs) the comparison; the exit code.
 fn finish(args: &RunArgs, report: &Report, out: &write::ReportFile, warned: &[String]) -> ExitCode {
-    show!("{}", summary::render(report));
-    show!("{}", crate::noise::render(&crate::noise::diagnose_all(report, 0.01), 0.01));
+    if !args.silent() {
+        show!("{}", summary::render(report));
+        show!("{}", crate::noise::render(&crate::noise::diagnose_all(report, 0.01), 0.01));
+    }
     for w in report.meta.system.warnings.iter().filter(|w| !warned.contains(w)) {
         say!("warning: {w}");
     }
-    if let Some(path) = &args.baseline_bin {
+    if let Some(path) = args.baseline_bin.as_ref().filter(|_| !args.silent()) {
         show_ab(args, report, path);
     }
     let moved = out.moved_from().map(Path::to_path_buf);

@@ -159,7 +159,7 @@ fn merge(args: &crate::cli::MergeArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| Ok((p.display().to_string(), read_report(p, "part")?)))
         .collect::<Result<Vec<_>, BadInput>>()?;
-    let merged = crate::shard::merge(parts, args.force, args.allow_partial)?;
+    let merged = crate::shard::merge(parts, args.allow_differences, args.allow_partial)?;
     if !args.force {
         refuse_to_replace(&args.out, &merged)?;
     }

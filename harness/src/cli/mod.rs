@@ -143,8 +143,10 @@ pub struct MergeArgs {
     /// The merged report.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: PathBuf,
-    /// Merge even when the parts' commits, settings or machines differ (recorded in the report),
-    /// and replace an existing `--out` that is not an earlier merge of the same commit.
+    /// Merge even when the parts' commits, settings or machines differ (recorded in the report).
+    #[arg(long)]
+    pub allow_differences: bool,
+    /// Replace an existing `--out` that is not an earlier merge of the same commit.
     #[arg(long)]
     pub force: bool,
     /// Merge the parts given although some of the run's shards are missing (recorded).

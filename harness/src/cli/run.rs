@@ -134,9 +134,22 @@ pub struct RunArgs {
     /// matrix; join the parts with `harness merge`.
     #[arg(long, value_name = "K/N", value_parser = crate::shard::parse)]
     pub shard: Option<crate::shard::Shard>,
-    /// No progress output (failures and the summary are still printed).
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
+    /// No progress output; failures, warnings and the summary are still printed. Twice (`-qq`):
+    /// no summary either, stdout stays empty (the report holds it all).
+    #[arg(long, short = 'q', action = clap::ArgAction::Count)]
+    pub quiet: u8,
+}
+
+impl RunArgs {
+    /// `-q`: no progress output.
+    pub fn quiet(&self) -> bool {
+        self.quiet > 0
+    }
+
+    /// `-qq`: no summary on stdout either.
+    pub fn silent(&self) -> bool {
+        self.quiet > 1
+    }
 }
 
 /// Whether an A/B run counts the instructions of its decided cases.

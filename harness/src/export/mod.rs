@@ -66,6 +66,8 @@ pub(crate) enum CaseStatus {
         failed: usize,
         /// Forks run.
         of: usize,
+        /// The failed forks by kind: `1 instruction`, `2 timed, 1 I/O`.
+        kinds: String,
         /// The first failure.
         why: String,
     },
@@ -73,6 +75,8 @@ pub(crate) enum CaseStatus {
     Failed {
         /// Forks run.
         of: usize,
+        /// The failed forks by kind.
+        kinds: String,
         /// The first failure.
         why: String,
     },
@@ -86,12 +90,13 @@ impl CaseStatus {
         if let Some(why) = &b.skipped {
             return CaseStatus::Skipped(why.clone());
         }
-        let failures: Vec<&crate::report::Failure> = b.forks.iter().filter_map(|f| f.failure.as_ref()).collect();
-        let why = || failures.first().map(|f| f.message.clone()).unwrap_or_default();
-        match (failures.len(), b.forks.len()) {
+        let failed: Vec<&crate::report::Fork> = b.forks.iter().filter(|f| f.failure.is_some()).collect();
+        let why = failed.first().and_then(|f| f.failure.as_ref()).map(|f| f.message.clone()).unwrap_or_default();
+        let kinds = failed_kinds(&failed);
+        match (failed.len(), b.forks.len()) {
             (0, _) => CaseStatus::Ok,
-            (failed, of) if failed < of => CaseStatus::Partial { failed, of, why: why() },
-            (_, of) => CaseStatus::Failed { of, why: why() },
+            (n, of) if n < of => CaseStatus::Partial { failed: n, of, kinds, why },
+            (_, of) => CaseStatus::Failed { of, kinds, why },
         }
     }
 
@@ -118,11 +123,21 @@ impl CaseStatus {
     pub(crate) fn note(&self) -> String {
         match self {
             CaseStatus::Ok => String::new(),
-            CaseStatus::Partial { failed, of, why } => format!("{failed} of {of} forks failed (first: {why})"),
-            CaseStatus::Failed { of, why } => format!("all {of} forks failed (first: {why})"),
+            CaseStatus::Partial { failed, of, kinds, why } => {
+                format!("{failed} of {of} forks failed ({kinds}; first: {why})")
+            }
+            CaseStatus::Failed { of, kinds, why } => format!("all {of} forks failed ({kinds}; first: {why})"),
             CaseStatus::Skipped(why) => format!("skipped: {why}"),
         }
     }
+}
+
+/// How many of `failed` were of each kind, in fork order: `1 instruction`, `2 timed, 1 I/O`.
+fn failed_kinds(failed: &[&crate::report::Fork]) -> String {
+    use crate::report::ForkKind;
+    let kinds = [(ForkKind::Time, "timed"), (ForkKind::Instructions, "instruction"), (ForkKind::Io, "I/O")];
+    let counts = kinds.map(|(kind, word)| (failed.iter().filter(|f| f.kind == kind).count(), word));
+    counts.iter().filter(|(n, _)| *n > 0).map(|(n, word)| format!("{n} {word}")).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
@@ -216,6 +231,27 @@ mod tests {
 
     fn export(format: Format, metric: Metric, report: &crate::report::Report) -> String {
         exporter(format, metric).export(report).unwrap()
+    }
+
+    #[test]
+    fn a_partial_or_failed_case_names_the_kinds_of_fork_that_failed() {
+        use crate::report::{Failure, FailureKind, Fork, ForkKind, ForkStatus};
+        let failed = |kind, message: &str| Fork {
+            status: ForkStatus::Failed,
+            kind,
+            failure: Some(Failure { kind: FailureKind::Exit, message: message.into(), stderr_tail: String::new() }),
+            ..Fork::pending(9, None)
+        };
+        let mut sql = fixture::report().benchmarks.remove(1);
+        sql.forks.push(failed(ForkKind::Instructions, "valgrind exited 1"));
+        let note = super::CaseStatus::of(&sql).note();
+        assert_eq!(note, "1 of 3 forks failed (1 instruction; first: valgrind exited 1)");
+        for f in &mut sql.forks[..2] {
+            *f = failed(ForkKind::Time, "killed by SIGSEGV");
+        }
+        sql.forks.push(failed(ForkKind::Io, "the relay saw no connection"));
+        let note = super::CaseStatus::of(&sql).note();
+        assert_eq!(note, "all 4 forks failed (2 timed, 1 instruction, 1 I/O; first: killed by SIGSEGV)");
     }
 
     #[test]

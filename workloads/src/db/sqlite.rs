@@ -41,8 +41,33 @@ pub enum Storage {
     File,
 }
 
-/// A workload's statements, prepared on their connection, in the order the workload listed them.
-pub struct Statements<'c>(pub Vec<Statement<'c>>);
+/// A workload's statements, prepared on their connection, in the order the workload listed them,
+/// with their counters widened to 64 bits.
+pub struct Statements<'c>(pub Vec<Statement<'c>>, Widened);
+
+/// 64-bit totals of a connection's 32-bit statement counters (`sqlite3_stmt_status` keeps a
+/// `u32` that wraps), by statement and counter: each reading adds what the counter moved since
+/// the last, modulo 2^32. Exact while a counter moves less than 2^32 between two readings; a
+/// fork reads them before its first op and after its last, where a plain sum of the `u32`s went
+/// backwards when one wrapped in between.
+#[derive(Default)]
+struct Widened(std::cell::RefCell<std::collections::HashMap<(usize, i32), (u32, u64)>>);
+
+impl Widened {
+    /// Counter `status` of statement `index`, which reads `now`, as a 64-bit total.
+    fn read(&self, index: usize, status: rusqlite::StatementStatus, now: u32) -> u64 {
+        let mut seen = self.0.borrow_mut();
+        let (last, total) = seen.entry((index, status as i32)).or_insert((0, 0));
+        *total = widen(*last, *total, now);
+        *last = now;
+        *total
+    }
+}
+
+/// The total of a wrapping `u32` counter that read `last` (the total then `total`) and reads `now`.
+fn widen(last: u32, total: u64, now: u32) -> u64 {
+    total + u64::from(now.wrapping_sub(last))
+}
 
 self_cell::self_cell!(
     /// A pooled connection with its workload's statements prepared on it.
@@ -92,7 +117,8 @@ impl r2d2::ManageConnection for SqliteManager {
     /// Opens a connection and prepares the statements (their tables must exist).
     fn connect(&self) -> Result<PreparedConn, rusqlite::Error> {
         PreparedConn::try_new(self.open()?, |c| {
-            self.statements.iter().map(|sql| c.prepare(sql)).collect::<Result<_, _>>().map(Statements)
+            let prepared = self.statements.iter().map(|sql| c.prepare(sql)).collect::<Result<_, _>>()?;
+            Ok(Statements(prepared, Widened::default()))
         })
     }
 
@@ -190,13 +216,13 @@ impl SqliteDb {
     }
 
     /// How many times the workload's prepared statements ran, summed over every pooled
-    /// connection (SQLite's `SQLITE_STMTSTATUS_RUN`, which wraps at 2^32 runs per statement).
+    /// connection (SQLite's `SQLITE_STMTSTATUS_RUN`, widened past its 2^32 wrap).
     pub fn statement_runs(&self) -> anyhow::Result<i64> {
         Ok(self.statement_status(&[rusqlite::StatementStatus::Run])?[0])
     }
 
     /// What SQLite counted of the work the workload's prepared statements did, summed over
-    /// every pooled connection, in [`STATEMENT_WORK`]'s order (each wraps at 2^32 per statement).
+    /// every pooled connection, in [`STATEMENT_WORK`]'s order (each widened past its 2^32 wrap).
     pub fn statement_work(&self) -> anyhow::Result<Vec<i64>> {
         self.statement_status(&STATEMENT_WORK.map(|(_, status, _)| status))
     }
@@ -204,11 +230,16 @@ impl SqliteDb {
     /// `statuses` of the pooled connections' prepared statements, each summed.
     fn statement_status(&self, statuses: &[rusqlite::StatementStatus]) -> anyhow::Result<Vec<i64>> {
         let held = super::hold_all(&self.pool)?;
-        let statements: Vec<&Statement<'_>> = held.iter().flat_map(|conn| conn.borrow_dependent().0.iter()).collect();
-        Ok(statuses
-            .iter()
-            .map(|&status| statements.iter().map(|st| i64::from(st.get_status(status) as u32)).sum())
-            .collect())
+        let mut sums = vec![0u64; statuses.len()];
+        for conn in &held {
+            let Statements(statements, widened) = conn.borrow_dependent();
+            for (index, st) in statements.iter().enumerate() {
+                for (sum, &status) in sums.iter_mut().zip(statuses) {
+                    *sum += widened.read(index, status, st.get_status(status) as u32);
+                }
+            }
+        }
+        Ok(sums.into_iter().map(|s| i64::try_from(s).unwrap_or(i64::MAX)).collect())
     }
 
     /// Pages written to disk (to the WAL in WAL mode), page-cache hits and misses, summed over
@@ -237,5 +268,22 @@ impl SqliteDb {
     /// Where the database lives.
     pub fn storage(&self) -> Storage {
         self.storage
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::StatementStatus::{Run, VmStep};
+
+    #[test]
+    fn a_counter_that_wraps_between_two_readings_keeps_counting() {
+        assert_eq!(widen(7, 7, 12), 12);
+        assert_eq!(widen(u32::MAX - 5, u64::from(u32::MAX - 5), 4), u64::from(u32::MAX) + 5);
+        let widened = Widened::default();
+        assert_eq!(widened.read(0, VmStep, u32::MAX - 1), u64::from(u32::MAX - 1));
+        assert_eq!(widened.read(0, VmStep, 3), u64::from(u32::MAX) + 4, "wrapped once");
+        assert_eq!(widened.read(0, Run, 3), 3, "each counter on its own");
+        assert_eq!(widened.read(1, VmStep, 0), 0, "each statement on its own");
     }
 }
