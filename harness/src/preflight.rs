@@ -23,14 +23,20 @@ pub(crate) fn check(cases: &[Case], database_url: &str) -> Vec<Option<String>> {
             (c.def.servers)(&ctx)
         })
         .collect();
-    let mut verdicts: BTreeMap<(Server, String), Option<String>> = BTreeMap::new();
+    let mut reasons: BTreeMap<&(Server, String), String> = BTreeMap::new();
+    let mut probed: std::collections::BTreeSet<&(Server, String)> = Default::default();
     for need in needs.iter().flatten() {
-        verdicts.entry(need.clone()).or_insert_with(|| probe(need.0, &need.1).err());
+        if !probed.insert(need) {
+            continue;
+        }
+        let refused = match probe(need.0, &need.1) {
+            Err(e) => Some(unreachable(need.0, &need.1, &e)),
+            Ok(reply) => without_tls(need.0, &need.1, reply),
+        };
+        if let Some(reason) = refused {
+            reasons.insert(need, reason);
+        }
     }
-    let reasons: BTreeMap<&(Server, String), String> = verdicts
-        .iter()
-        .filter_map(|(need, err)| err.as_ref().map(|e| (need, unreachable(need.0, &need.1, e))))
-        .collect();
     for (need, reason) in &reasons {
         let skipped = needs.iter().filter(|n| n.contains(need)).count();
         say!("error: {reason}; skipping {skipped} case{}", if skipped == 1 { "" } else { "s" });
@@ -77,18 +83,31 @@ fn unreachable(server: Server, url: &str, err: &str) -> String {
     )
 }
 
-/// Connects to the URL's host and port (the server's default port when none is given). URLs
-/// without a TCP host (Unix sockets) are left to the workload.
-fn probe(server: Server, url: &str) -> Result<(), String> {
+/// The one line for a URL that needs TLS (`sslmode=require`, a `db=postgres_tls` case) on a
+/// PostgreSQL that answered the SSLRequest with 'N': every connection of its cases would fail.
+fn without_tls(server: Server, url: &str, reply: Option<u8>) -> Option<String> {
+    let requires = workloads::db::transport::sslmode_of(url).is_some_and(|m| m == "require");
+    (server == Server::Postgres && reply == Some(b'N') && requires).then(|| {
+        format!(
+            "PostgreSQL at {} does not offer TLS (it answered the SSLRequest with 'N'), which db=postgres_tls needs: turn on `ssl` in the server, or choose -p db=postgres",
+            redact(url)
+        )
+    })
+}
+
+/// Connects to the URL's host and port (the server's default port when none is given); the
+/// server's one-byte answer to its first question. URLs without a TCP host (Unix sockets) are
+/// left to the workload.
+fn probe(server: Server, url: &str) -> Result<Option<u8>, String> {
     let parsed = url::Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
     if parsed.host_str().is_none_or(str::is_empty) {
-        return Ok(());
+        return Ok(None);
     }
     let addrs = parsed.socket_addrs(|| Some(server.default_port())).map_err(|e| e.to_string())?;
     let mut last = "no address to connect to".to_string();
     for addr in addrs {
         match TcpStream::connect_timeout(&addr, PROBE_TIMEOUT) {
-            Ok(stream) => return answers(server, stream),
+            Ok(stream) => return answers(server, stream).map(Some),
             Err(e) => last = e.to_string(),
         }
     }
@@ -99,7 +118,7 @@ fn probe(server: Server, url: &str) -> Result<(), String> {
 /// [`PROBE_TIMEOUT`], before any credential is sent: PostgreSQL an SSLRequest (one byte, 'S'
 /// or 'N'), Redis a PING (any reply, `-NOAUTH` included). A server that accepts connections
 /// and never answers would otherwise hold every fork until its timeout.
-fn answers(server: Server, mut stream: TcpStream) -> Result<(), String> {
+fn answers(server: Server, mut stream: TcpStream) -> Result<u8, String> {
     use std::io::{Read, Write};
     /// PostgreSQL's SSLRequest: length 8, then the code 80877103.
     const SSL_REQUEST: [u8; 8] = [0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f];
@@ -121,7 +140,7 @@ fn answers(server: Server, mut stream: TcpStream) -> Result<(), String> {
         }
     };
     match read {
-        Ok(1) => Ok(()),
+        Ok(1) => Ok(reply[0]),
         Ok(_) => Err("it closed the connection without answering".into()),
         Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => Err(silent()),
         Err(e) => Err(e.to_string()),
@@ -148,15 +167,30 @@ mod tests {
             let (_silent, _) = listener.accept().unwrap();
             let _ = held.recv();
         });
-        assert_eq!(probe(Server::Redis, &format!("redis://127.0.0.1:{port}")), Ok(()));
+        assert_eq!(probe(Server::Redis, &format!("redis://127.0.0.1:{port}")), Ok(Some(b'+')));
         let silent = probe(Server::Postgres, &format!("postgres://u@127.0.0.1:{port}/db")).unwrap_err();
         probed.send(()).unwrap();
         assert!(silent.contains("accepts connections but did not answer within 2s"), "{silent}");
         answering.join().unwrap();
         // Not the freed port: a test running in parallel may be handed it at once.
         assert!(probe(Server::Redis, "redis://u:pw@127.0.0.1:1").is_err());
-        assert!(probe(Server::Postgres, "postgres:///test?host=/var/run/postgresql").is_ok(), "sockets are not probed");
+        assert_eq!(
+            probe(Server::Postgres, "postgres:///test?host=/var/run/postgresql"),
+            Ok(None),
+            "sockets are not probed"
+        );
         assert!(probe(Server::Redis, "not a url").is_err());
+    }
+
+    #[test]
+    fn a_server_without_tls_is_refused_only_to_a_url_that_requires_it() {
+        let tls = "postgres://u:pw@127.0.0.1/test?sslmode=require";
+        let line = without_tls(Server::Postgres, tls, Some(b'N')).unwrap();
+        assert!(line.starts_with("PostgreSQL at postgres://u:***@127.0.0.1/test?sslmode=require does not offer TLS"));
+        assert!(line.ends_with("or choose -p db=postgres"), "{line}");
+        assert_eq!(without_tls(Server::Postgres, tls, Some(b'S')), None);
+        assert_eq!(without_tls(Server::Postgres, "postgres://u@h/test?sslmode=disable", Some(b'N')), None);
+        assert_eq!(without_tls(Server::Postgres, tls, None), None, "a socket is the workload's to try");
     }
 
     #[test]

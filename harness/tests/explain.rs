@@ -95,6 +95,7 @@ fn a_build_against_itself_is_explained_as_instructions_unchanged() {
         .filter(|n| n.ends_with(".svg"))
         .collect();
     assert_eq!(svgs.len(), 3, "a differential and two plain flame graphs: {svgs:?}");
+    explained_into_a_full_disk_says_so(&report);
     // The docs page of the report links them, copied beside it.
     let page = dir.path().join("page");
     let out = harness().arg("docs").arg(&report).arg("--out-dir").arg(&page).output().unwrap();
@@ -105,6 +106,28 @@ fn a_build_against_itself_is_explained_as_instructions_unchanged() {
         assert!(readme.contains(&format!("(explain/{svg})")), "{svg} linked: {readme}");
         assert!(page.join("explain").join(svg).is_file(), "{svg} copied");
     }
+}
+
+/// `--out-dir` on a file system with 8 KiB (a tmpfs in a mount namespace of its own, gone with
+/// the process): the one line says the disk is full and what to do, not that forks failed.
+fn explained_into_a_full_disk_says_so(report: &Path) {
+    let (full, cwd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mount = format!("mount -t tmpfs -o size=8k tmpfs '{}' && exec \"$0\" \"$@\"", full.path().display());
+    let out = std::process::Command::new("unshare")
+        .args(["--mount", "--map-root-user", "sh", "-c", &mount])
+        .arg(assert_cmd::cargo::cargo_bin("harness"))
+        .arg("explain")
+        .arg(report)
+        .args(["--instr-ops", "100", "--out-dir"])
+        .arg(full.path().join("explained"))
+        .current_dir(cwd.path()) // where the rerun's report falls back to, kept with what it measured
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 1, "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.contains(&format!("the disk holding {}/explained is full", full.path().display())), "{err}");
+    assert!(last.contains("--out-dir") && !last.contains("instruction forks"), "{err}");
 }
 
 #[test]

@@ -16,10 +16,21 @@ use std::time::{Duration, Instant};
 /// PostgreSQL's SSLRequest, the harness's first question to a PostgreSQL server.
 const SSL_REQUEST: [u8; 8] = [0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f];
 
-/// A listener on a fresh port that holds every connection open. With `answer_probe`, it
-/// answers an SSLRequest ('N') or a PING (+PONG) first; either way it never answers anything
-/// else. Returns the port and how many connections it held unanswered.
-fn silent_server(answer_probe: bool) -> (u16, Arc<AtomicUsize>) {
+/// How a test server treats a connection before it holds it open for good.
+#[derive(Clone, Copy, PartialEq)]
+enum Held {
+    /// Never answers.
+    Silent,
+    /// Answers the probe (an SSLRequest 'N', a PING +PONG), then nothing else.
+    AfterProbe,
+    /// Answers the probe, then the next message with the header of a 2 GiB PostgreSQL message
+    /// (an authentication request) and a few bytes of it.
+    Oversized,
+}
+
+/// A listener on a fresh port that holds every connection open, as `how` says. Returns the
+/// port and how many connections it held without an answer to their first real message.
+fn silent_server(how: Held) -> (u16, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let held = Arc::new(AtomicUsize::new(0));
@@ -31,11 +42,16 @@ fn silent_server(answer_probe: bool) -> (u16, Arc<AtomicUsize>) {
                 let mut buf = [0u8; 256];
                 let n = conn.read(&mut buf).unwrap_or(0);
                 let reply: Option<&[u8]> = match &buf[..n] {
-                    b if answer_probe && b == SSL_REQUEST => Some(b"N"),
-                    b if answer_probe && b == b"PING\r\n" => Some(b"+PONG\r\n"),
+                    b if how != Held::Silent && b == SSL_REQUEST => Some(b"N"),
+                    b if how != Held::Silent && b == b"PING\r\n" => Some(b"+PONG\r\n"),
                     _ => None,
                 };
                 match reply {
+                    Some(r) if how == Held::Oversized => {
+                        let _ = conn.write_all(r).and_then(|()| conn.read(&mut buf));
+                        let _ = conn.write_all(&[b"R".as_slice(), &0x7fff_fff0u32.to_be_bytes(), &[0; 16]].concat());
+                        count.fetch_add(1, Ordering::SeqCst);
+                    }
                     Some(r) => drop(conn.write_all(r)),
                     None => drop(count.fetch_add(1, Ordering::SeqCst)),
                 }
@@ -69,7 +85,7 @@ fn case_on(server: &str, port: u16) -> Vec<String> {
 #[test]
 fn a_server_that_never_answers_skips_its_cases_at_once() {
     for server in ["postgres", "redis"] {
-        let (port, _) = silent_server(false);
+        let (port, _) = silent_server(Held::Silent);
         let (_dir, out) = report_path();
         let started = Instant::now();
         let run = harness().arg("run").args(case_on(server, port)).arg("--out").arg(&out).output().unwrap();
@@ -86,10 +102,28 @@ fn a_server_that_never_answers_skips_its_cases_at_once() {
     }
 }
 
+/// A PostgreSQL that answers the SSLRequest with 'N' cannot serve a `db=postgres_tls` case:
+/// its cases are skipped before any fork, in one line that names the server and the fix.
+#[test]
+fn a_server_without_tls_skips_the_tls_cases_before_any_fork() {
+    let (port, held) = silent_server(Held::AfterProbe);
+    let (_dir, out) = report_path();
+    let args: Vec<String> =
+        case_on("postgres", port).into_iter().map(|a| a.replace("db=postgres", "db=postgres_tls")).collect();
+    let run = harness().arg("run").args(&args).arg("--out").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(code(&run), 1, "{err}");
+    let line = err.lines().find(|l| l.contains("does not offer TLS")).unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains(&format!("127.0.0.1:{port}")) && line.ends_with("skipping 1 case"), "{line}");
+    assert_eq!(held.load(Ordering::SeqCst), 0, "nothing but the probe connected");
+    let report = read_report(&out);
+    assert!(report["benchmarks"][0]["skipped"].as_str().unwrap().contains("db=postgres_tls needs"), "{report:#}");
+}
+
 #[test]
 fn a_server_that_falls_silent_fails_the_fork_at_its_timeout_and_the_run_ends() {
     for server in ["postgres", "redis"] {
-        let (port, held) = silent_server(true);
+        let (port, held) = silent_server(Held::AfterProbe);
         let (_dir, out) = report_path();
         let started = Instant::now();
         let run = harness()
@@ -112,11 +146,33 @@ fn a_server_that_falls_silent_fails_the_fork_at_its_timeout_and_the_run_ends() {
     }
 }
 
+/// A PostgreSQL that answers the probe, then sends the start of a message too large to be one
+/// and holds the connection: each of the run's three waits on it (the sweep for what earlier
+/// runs left, the fork, the cleanup of its schema) ends at the fork timeout, so the run ends
+/// within three of them, the fork failed as a timeout, and each wait said why it gave up.
+#[test]
+fn a_server_that_sends_an_oversized_message_and_holds_costs_at_most_three_fork_timeouts() {
+    let (port, held) = silent_server(Held::Oversized);
+    let (_dir, out) = report_path();
+    let started = Instant::now();
+    let mut run = harness();
+    let run = run.arg("run").args(case_on("postgres", port)).args(["--fork-timeout", "3s", "--out"]).arg(&out);
+    let run = run.output().unwrap();
+    let (err, took) = (String::from_utf8_lossy(&run.stderr), started.elapsed());
+    assert_eq!(code(&run), 1, "{err}");
+    assert!(took < Duration::from_secs(9 + 4), "took {took:?}: {err}");
+    assert!(held.load(Ordering::SeqCst) >= 2, "the sweep and the worker were held: {err}");
+    let report = read_report(&out);
+    assert_eq!(report["benchmarks"][0]["forks"][0]["failure"]["kind"], "timeout", "{report:#}");
+    assert!(err.contains("did not answer within 3s while looking for what earlier runs left"), "{err}");
+    assert!(err.contains("cannot remove what worker") && err.contains("the next run"), "{err}");
+}
+
 /// Starts a run on a server that falls silent, waits until `connections` are held, then sends
 /// `signals` SIGINTs `gap` apart; returns the exit code, the seconds from the first signal to
 /// the exit, the report and the run's stderr.
 fn interrupt(server: &str, connections: usize, signals: usize, gap: Duration) -> (i32, f64, serde_json::Value, String) {
-    let (port, held) = silent_server(true);
+    let (port, held) = silent_server(Held::AfterProbe);
     let (dir, out) = report_path();
     let stderr = dir.path().join("stderr");
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("harness"))

@@ -80,13 +80,25 @@ fn explain_report(args: &ExplainArgs, path: &Path) -> anyhow::Result<Vec<Explain
     let mut explained = vec![];
     for b in cases {
         let row = rows.iter().find(|r| r.id == b.id());
-        let e = explain_case(args, &report, b, row, (&baseline, &dir))?;
+        let e = explain_case(args, &report, b, row, (&baseline, &dir)).map_err(|e| on_full_disk(e, &dir))?;
         print(args, &e);
         explained.push(e);
-        write::write_bytes_atomic(&dir.join("explain.json"), serde_json::to_string_pretty(&explained)?.as_bytes())?;
+        write::write_bytes_atomic(&dir.join("explain.json"), serde_json::to_string_pretty(&explained)?.as_bytes())
+            .map_err(|e| on_full_disk(e, &dir))?;
     }
     say!("wrote {} (the flame graphs and explain.json)", dir.display());
     Ok(explained)
+}
+
+/// A failure on a full disk, said as that in one line with the fix (the rest of its text, the
+/// instruction forks' stderr among it, only repeats it); any other failure as it is.
+fn on_full_disk(e: anyhow::Error, dir: &Path) -> anyhow::Error {
+    match write::disk_full(dir, &format!("{e:#}")) {
+        Some(full) => anyhow::anyhow!(
+            "{full}: the callgrind dumps and flame graphs of explain need room there; free some, or pass --out-dir DIR on another disk"
+        ),
+        None => e,
+    }
 }
 
 /// `REPORT.explain/` beside `REPORT.json`.

@@ -163,6 +163,17 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot write in {}: {e}", dir.display()))
 }
 
+/// When `failure` (any error's text) says a disk was full (`ENOSPC`), or the file system holding
+/// `dir` has less than 64 KiB left: the one line that says so, with what is left, naming `dir`.
+pub(crate) fn disk_full(dir: &Path, failure: &str) -> Option<String> {
+    let free = nix::sys::statvfs::statvfs(dir).ok().map(|s| s.blocks_available() * s.fragment_size());
+    let said = failure.contains("(os error 28)") || failure.contains("No space left on device");
+    (said || free.is_some_and(|f| f < 64 * 1024)).then(|| {
+        let left = free.map_or(String::new(), |f| format!(" ({} KiB left)", f / 1024));
+        format!("the disk holding {} is full{left}", dir.display())
+    })
+}
+
 fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -197,6 +208,15 @@ mod tests {
         let names: Vec<_> =
             std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("r.json")]);
+    }
+
+    #[test]
+    fn a_full_disk_is_told_from_the_error_or_from_the_space_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let enospc = std::io::Error::from_raw_os_error(28).to_string();
+        let line = disk_full(dir.path(), &format!("cannot write x: {enospc}")).unwrap();
+        assert!(line.starts_with(&format!("the disk holding {} is full (", dir.path().display())), "{line}");
+        assert_eq!(disk_full(dir.path(), "killed by SIGSEGV"), None, "a temp dir with room is not full");
     }
 
     #[test]
