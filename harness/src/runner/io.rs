@@ -11,7 +11,6 @@ use crate::report::io::{IoCount, IoSource};
 use crate::report::{Fork, ForkStatus};
 use std::time::Duration;
 use workloads::Server;
-use workloads::db::transport::Transport;
 use workloads::relay::{Protocol, Relay, Tally};
 
 /// How I/O forks run.
@@ -41,7 +40,7 @@ pub(super) fn run_io_fork(
 ) -> Fork {
     progress.fork_started(label, fork_index, forks);
     let mut task = io_task(case, fork_index, ctx, io);
-    let fork = match relay_servers(&mut task, &super::servers(case, ctx)) {
+    let fork = match relay_servers(&mut task, case) {
         Ok(relays) => follow(ctx, &task, side, &relays, progress, label),
         Err(e) => super::spawn_failed(&task, e),
     };
@@ -149,28 +148,51 @@ fn add_relayed(io: &mut IoCount, t: &Tally, relays: &[Relayed]) {
     io.connections = t.connections;
 }
 
-/// Starts a relay in front of every server of the case and points the task at it: the
-/// PostgreSQL URL and every param that holds a server's URL.
-fn relay_servers(task: &mut Task, servers: &[(Server, String)]) -> Result<Vec<Relayed>, String> {
+/// Starts a relay in front of every server of the case and points the task at it, where the
+/// worker takes each URL from: `--database-url` for PostgreSQL (the case's `sslmode` is written
+/// in from its `db`), the param that holds it for Redis. Then asks the case again, from the
+/// rewritten task, which URLs it will use: each must be a relay's, or the fork does not start.
+fn relay_servers(task: &mut Task, case: &Case) -> Result<Vec<Relayed>, String> {
     let mut relays = vec![];
-    for (server, url) in servers {
-        let relayed_url = relayed(*server, url, |addr| {
-            let protocol = if *server == Server::Postgres { Protocol::Postgres } else { Protocol::Resp };
+    for (server, url) in servers_of(case, task) {
+        let relayed_url = relayed(server, &url, |addr| {
+            let protocol = if server == Server::Postgres { Protocol::Postgres } else { Protocol::Resp };
             let relay = Relay::start(addr, protocol).map_err(|e| format!("cannot start the counting relay: {e}"))?;
             let port = relay.addr.port();
-            relays.push(Relayed { relay, server: *server });
+            relays.push(Relayed { relay, server });
             Ok(port)
         })?;
-        // A case's PostgreSQL URL is the user's with the case's `sslmode` written in.
-        let same = |a: &str, b: &str| Transport::Clear.apply(a) == Transport::Clear.apply(b);
-        if task.database_url == *url || (*server == Server::Postgres && same(&task.database_url, url)) {
-            task.database_url.clone_from(&relayed_url);
+        if server == Server::Postgres {
+            let port = relays.last().map(|r| r.relay.addr.port()).unwrap_or_default();
+            task.database_url = relayed(server, &task.database_url, |_| Ok(port))?;
         }
-        for value in task.params.values_mut().filter(|v| *v == url) {
+        for value in task.params.values_mut().filter(|v| **v == url) {
             value.clone_from(&relayed_url);
         }
     }
+    let ports: Vec<u16> = relays.iter().map(|r| r.relay.addr.port()).collect();
+    for (server, url) in servers_of(case, task) {
+        let parsed = url::Url::parse(&url).ok();
+        let through =
+            parsed.is_some_and(|u| u.host_str() == Some("127.0.0.1") && ports.contains(&u.port().unwrap_or(0)));
+        if !through {
+            return Err(format!(
+                "--io: the {} URL of {} does not go through its counting relay (a harness bug; please report it)",
+                server.name(),
+                case.id()
+            ));
+        }
+    }
     Ok(relays)
+}
+
+/// The servers `case` will use given the task's URLs and params (those the worker gets).
+fn servers_of(case: &Case, task: &Task) -> Vec<(Server, String)> {
+    let setup = workloads::SetupContext {
+        database_url: task.database_url.clone(),
+        ..workloads::SetupContext::new(workloads::Params(task.params.clone()))
+    };
+    (case.def.servers)(&setup)
 }
 
 /// `url` rewritten to the port of the relay that `start` starts in front of its server.

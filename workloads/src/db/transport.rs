@@ -102,8 +102,16 @@ pub fn conflict(url: &str, transport: Transport) -> Option<String> {
 
 /// The OpenSSL connector every non-libpq PostgreSQL connection is given: it is used only when
 /// the URL says `sslmode=require` (or `prefer`, for the harness's own housekeeping connections),
-/// and, as libpq's `require`, encrypts without verifying the server's certificate.
+/// and, as libpq's `require`, encrypts without verifying the server's certificate. Made once per
+/// process (its context loads the system's CA store) and shared: each pool connection, and a
+/// reconnect in the measured window, only clones it.
 pub fn connector() -> MakeTlsConnector {
+    static MADE: std::sync::OnceLock<MakeTlsConnector> = std::sync::OnceLock::new();
+    MADE.get_or_init(make_connector).clone()
+}
+
+/// A new connector, as [`connector`] describes it.
+fn make_connector() -> MakeTlsConnector {
     use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
     let mut builder = match SslConnector::builder(SslMethod::tls()) {
         Ok(builder) => builder,
