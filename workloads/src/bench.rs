@@ -89,6 +89,30 @@ pub trait Concurrent: Send {
     /// Runs every task until the plan's time has passed: in batches of `batch` ops, or, with
     /// `sample = Some(k)`, timing every group of `k` ops.
     fn run(&mut self, plan: IterationPlan) -> Vec<TaskRun>;
+    /// The open loop (`--rate`): starts an op as a task on the runtime at each instant `next`
+    /// gives, until it gives none or the clock passes `cutoff`, with at most one op in flight
+    /// per task's local state (an op due while all are busy waits for the first to end: it
+    /// queues), and hands each op to `landed` once it ended; returns the ops it started, every
+    /// one of them landed. A panicking op ends the loop with its panic.
+    fn run_open(
+        &mut self,
+        cutoff: Instant,
+        next: &mut dyn FnMut() -> Option<Instant>,
+        landed: &mut dyn FnMut(Landed),
+    ) -> u64;
+}
+
+/// One op of the open loop, as it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Landed {
+    /// When the schedule said it should start.
+    pub intended: Instant,
+    /// When it was started.
+    pub started: Instant,
+    /// When it ended.
+    pub ended: Instant,
+    /// When the local state it ran with became free (its previous op's end).
+    pub free_at: Instant,
 }
 
 /// A workload after setup, as the worker sees it: object-safe, one dynamic call per batch.
@@ -268,23 +292,62 @@ fn join<T>(r: Result<T, tokio::task::JoinError>) -> T {
     }
 }
 
+/// One task's local state, moved into the task that uses it and back.
+type Slot<L> = Arc<std::sync::Mutex<Option<L>>>;
+
+/// The local state in `slot`, taken out (a slot is used by one task at a time).
+fn take<L>(slot: &Slot<L>) -> L {
+    let mut held = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    held.take().expect("local state is back after every iteration and every op")
+}
+
+/// Puts `local` back in `slot`.
+fn put_back<L>(slot: &Slot<L>, local: L) {
+    *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(local);
+}
+
 /// N tasks of an async workload, each with its own local state.
 struct AsyncCrew<W: AsyncWorkload> {
     workload: Arc<W>,
-    locals: Vec<Option<W::Local>>,
+    locals: Vec<Slot<W::Local>>,
 }
 
 impl<W: AsyncWorkload> Concurrent for AsyncCrew<W> {
+    fn run_open(
+        &mut self,
+        cutoff: Instant,
+        next: &mut dyn FnMut() -> Option<Instant>,
+        landed: &mut dyn FnMut(Landed),
+    ) -> u64 {
+        let runtime = self.workload.runtime();
+        let mut open = crate::open::OpenTasks::new(self.locals.len());
+        runtime.block_on(open.run(cutoff, next, landed, |slot, done| {
+            let (workload, cell) = (Arc::clone(&self.workload), Arc::clone(&self.locals[slot]));
+            let op = runtime.spawn(async move {
+                let mut local = take(&cell);
+                black_box(workload.op(&mut local).await);
+                let ended = Instant::now();
+                put_back(&cell, local);
+                ended
+            });
+            // A second task hands the op's end, or its panic, to the loop: a panicking task
+            // sends nothing itself.
+            runtime.spawn(async move {
+                let _ = done.send((slot, op.await.map_err(crate::open::panic_of)));
+            });
+        }))
+    }
+
     fn run(&mut self, plan: IterationPlan) -> Vec<TaskRun> {
         let IterationPlan { batch, time, sample } = plan;
         let runtime = self.workload.runtime();
         // Spawned first, polled together once block_on runs: they start at the same moment.
         let handles: Vec<_> = self
             .locals
-            .iter_mut()
+            .iter()
             .map(|slot| {
                 let workload = Arc::clone(&self.workload);
-                let mut local = slot.take().expect("local state is back after every iteration");
+                let mut local = take(slot);
                 runtime.spawn(async move {
                     let (mut ops, mut samples) = (0u64, vec![]);
                     let start = Instant::now();
@@ -321,10 +384,10 @@ impl<W: AsyncWorkload> Concurrent for AsyncCrew<W> {
             done
         });
         done.into_iter()
-            .zip(self.locals.iter_mut())
+            .zip(self.locals.iter())
             .map(|(r, slot)| {
                 let (local, run) = join(r);
-                *slot = Some(local);
+                put_back(slot, local);
                 run
             })
             .collect()
@@ -371,7 +434,9 @@ impl<W: AsyncWorkload> Prepared for Async<W> {
         Ok(Box::new(AsyncBench { workload: Arc::clone(&self.0), local: Some(local) }))
     }
     fn concurrent(&self, n: usize) -> anyhow::Result<Option<Box<dyn Concurrent>>> {
-        let locals = (0..n).map(|i| self.0.local(i).map(Some)).collect::<anyhow::Result<Vec<_>>>()?;
+        let locals = (0..n)
+            .map(|i| self.0.local(i).map(|l| Arc::new(std::sync::Mutex::new(Some(l)))))
+            .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(Some(Box::new(AsyncCrew { workload: Arc::clone(&self.0), locals })))
     }
     fn verify(&self, phase: Phase) -> anyhow::Result<()> {

@@ -13,6 +13,7 @@ pub mod def;
 pub mod fault;
 pub mod growth;
 pub mod ids;
+mod open;
 pub mod orm;
 pub mod params;
 pub mod planted;
@@ -27,7 +28,8 @@ pub mod tally;
 mod workload;
 
 pub use bench::{
-    Async, Bench, Blocking, Concurrent, IterationPlan, Prepared, Shape, TaskRun, asynchronous, blocking, run_iteration,
+    Async, Bench, Blocking, Concurrent, IterationPlan, Landed, Prepared, Shape, TaskRun, asynchronous, blocking,
+    run_iteration,
 };
 pub use def::{Server, ServerFailed, SetupContext, WorkloadDef, server_failed};
 pub use params::{ParamKind, ParamSpec, Params};

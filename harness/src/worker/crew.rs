@@ -145,8 +145,8 @@ pub(crate) enum Crew {
     Single(Box<dyn Bench>, Box<open_loop::Measurer>),
     /// OS threads (blocking workloads).
     Threads(Threads),
-    /// Tasks on the workload's runtime (async workloads).
-    Tasks(Box<dyn Concurrent>),
+    /// Tasks on the workload's runtime (async workloads), and their open loop.
+    Tasks(Box<dyn Concurrent>, Box<open_loop::Spawner>),
 }
 
 impl Crew {
@@ -155,14 +155,23 @@ impl Crew {
         Crew::Single(bench, Box::new(open_loop::Measurer::new(0)))
     }
 
-    /// Runs one iteration of every measurer. Async tasks run closed plans only (the worker
-    /// refuses an open-loop fork of several tasks before it measures).
+    /// N tasks on the workload's runtime, with their open loop.
+    pub(crate) fn tasks(tasks: Box<dyn Concurrent>) -> Crew {
+        Crew::Tasks(tasks, Box::default())
+    }
+
+    /// Runs one iteration of every measurer. An open plan's rate is the fork's: N threads each
+    /// take an Nth as their own stream, N tasks share one stream.
     pub(crate) fn run(&mut self, plan: Plan) -> Outcome {
         match (self, plan) {
             (Crew::Single(bench, open), plan) => combine(vec![run_plan(bench.as_mut(), open, plan)]),
+            (Crew::Threads(t), Plan::Open(p)) => {
+                let share = p.per_sec / t.orders.len() as f64;
+                t.run(Plan::Open(OpenPlan { per_sec: share, ..p }))
+            }
             (Crew::Threads(t), plan) => t.run(plan),
-            (Crew::Tasks(c), Plan::Closed(plan)) => combine(c.run(plan)),
-            (Crew::Tasks(_), Plan::Open(_)) => unreachable!("open-loop tasks are refused before measuring"),
+            (Crew::Tasks(c, _), Plan::Closed(plan)) => combine(c.run(plan)),
+            (Crew::Tasks(c, spawner), Plan::Open(p)) => combine(vec![spawner.iteration(c.as_mut(), p)]),
         }
     }
 
@@ -171,7 +180,7 @@ impl Crew {
         match self {
             Crew::Single(_, open) => open.record,
             Crew::Threads(mut t) => t.finish(),
-            Crew::Tasks(_) => OpenRecord::default(),
+            Crew::Tasks(_, spawner) => spawner.record,
         }
     }
 }
@@ -250,7 +259,7 @@ mod tests {
             let benches: Vec<Box<dyn Bench>> = (0..2).map(|_| Box::new(Plain(0)) as Box<dyn Bench>).collect();
             let mut crew = Crew::Threads(Threads::start(benches));
             let plan = OpenPlan {
-                per_sec: 1000.0,
+                per_sec: 2000.0,
                 arrivals: crate::rate::Arrivals::Constant,
                 time: Duration::from_millis(20),
                 record: true,
@@ -258,7 +267,7 @@ mod tests {
             };
             let o = crew.run(Plan::Open(plan));
             let record = crew.finish();
-            // Each thread: one op a millisecond, 20 scheduled in 20 ms, every one recorded.
+            // The fork's 2,000/s shared: each thread one op a millisecond, 20 in 20 ms, all recorded.
             assert_eq!(record.scheduled, 40);
             assert!(o.thread_ops.iter().all(|&n| n <= 20), "{:?}", o.thread_ops);
             assert_eq!((record.ran, record.corrected.len()), (o.ops, o.ops));

@@ -220,7 +220,7 @@ fn time_iterations(
             crew::ops_per_sample(start.elapsed().as_nanos() as f64 / batch as f64, batch)
         }
     });
-    if let Some(why) = open_loop_refused(task, prepared, steps.is_some() || per_op_reset) {
+    if let Some(why) = open_loop_refused(task, steps.is_some() || per_op_reset) {
         return Err(ch.fail(Stage::Task, &anyhow::anyhow!(why)));
     }
     let crew = assemble_crew(prepared, bench, task.threads.max(1) as usize).map_err(|e| ch.fail(Stage::Setup, &e))?;
@@ -263,20 +263,13 @@ fn time_iterations(
 }
 
 /// Why this fork cannot run open-loop (`--rate`), if it cannot: its ops are not independent
-/// arrivals (a stepped workload, or one that resets before every op), or it runs several async
-/// tasks, whose open-loop schedule is not built yet.
-fn open_loop_refused(task: &Task, prepared: &dyn Prepared, stepped_or_reset: bool) -> Option<String> {
+/// arrivals (a stepped workload, or one that resets before every op).
+fn open_loop_refused(task: &Task, stepped_or_reset: bool) -> Option<String> {
     let rate = task.rate?;
-    if stepped_or_reset {
-        return Some(format!(
+    stepped_or_reset.then(|| {
+        format!(
             "--rate {}: {} is measured in steps or resets its state before every op, so its ops cannot arrive at a rate: leave it out with --filter",
             rate.per_sec, task.workload
-        ));
-    }
-    (task.threads > 1 && prepared.shape() == workloads::Shape::Async).then(|| {
-        format!(
-            "--rate {} with --threads {}: open-loop async tasks are not built yet; run {} with --threads 1 (one measurer) or measure its blocking twin",
-            rate.per_sec, task.threads, task.workload
         )
     })
 }
@@ -378,7 +371,7 @@ fn assemble_crew(prepared: &dyn Prepared, bench: Box<dyn Bench>, threads: usize)
         // The calibration's measurer lets go of its local state (a held connection) first.
         drop(bench);
         let tasks = prepared.concurrent(threads).map_err(|e| e.context("local state of the tasks"))?;
-        return Ok(crew::Crew::Tasks(tasks.expect("an async workload runs tasks")));
+        return Ok(crew::Crew::tasks(tasks.expect("an async workload runs tasks")));
     }
     let mut benches = vec![bench];
     for i in 1..threads {
@@ -403,7 +396,7 @@ impl Measurer {
     fn plan(task: &Task, kind: IterationKind, time: Duration, batch: u64, sample: Option<u64>) -> crew::Plan {
         match task.rate {
             Some(rate) => crew::Plan::Open(open_loop::OpenPlan {
-                per_sec: rate.per_sec as f64 / f64::from(task.threads.max(1)),
+                per_sec: rate.per_sec as f64,
                 arrivals: rate.arrivals,
                 time,
                 record: kind == IterationKind::Measure,

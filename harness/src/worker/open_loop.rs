@@ -130,6 +130,45 @@ impl Measurer {
     }
 }
 
+/// The open loop of an async fork's N tasks: one schedule at the fork's whole rate, each op
+/// started as a task at its intended time with at most N in flight
+/// ([`workloads::Concurrent::run_open`]), so the tasks are one queue with N servers where N
+/// threads are N queues of one. Recorded as a measurer's ops are.
+#[derive(Debug, Default)]
+pub(crate) struct Spawner {
+    schedule: Option<Schedule>,
+    /// What the measured iterations recorded.
+    pub record: OpenRecord,
+}
+
+impl Spawner {
+    /// Runs one iteration of `tasks` at `plan.per_sec` (the fork's rate), as
+    /// [`Measurer::iteration`] does for one measurer.
+    pub(crate) fn iteration(&mut self, tasks: &mut dyn workloads::Concurrent, plan: OpenPlan) -> TaskRun {
+        let schedule = self
+            .schedule
+            .get_or_insert_with(|| Schedule::new(plan.per_sec, plan.arrivals, crate::rate::seed(plan.fork, 0)));
+        schedule.start(plan.time.as_nanos() as u64);
+        precise_sleeps();
+        let scheduled = schedule.count();
+        let start = Instant::now();
+        let record = &mut self.record;
+        let mut next = || schedule.next_offset().map(|offset| start + Duration::from_nanos(offset));
+        let mut landed = |l: workloads::Landed| {
+            if plan.record {
+                record.record(l.intended, l.started, l.ended, l.free_at);
+            }
+        };
+        let ran = tasks.run_open(start + plan.time * 2, &mut next, &mut landed);
+        wait_until(start + plan.time);
+        if plan.record {
+            self.record.scheduled += scheduled;
+            self.record.ran += ran;
+        }
+        TaskRun { ops: ran, start, end: Instant::now(), samples: vec![] }
+    }
+}
+
 /// Asks the kernel to wake this thread's sleeps on time (a timer slack of 1 ns, not 50 µs).
 fn precise_sleeps() {
     // SAFETY: PR_SET_TIMERSLACK takes one integer and changes only this thread's timer slack.
