@@ -19,16 +19,8 @@ pub(crate) fn harness() -> assert_cmd::Command {
     ] {
         cmd.env_remove(var);
     }
-    for var in LINTING {
-        cmd.env_remove(var);
-    }
     cmd
 }
-
-/// What CI's build sets to lint as it compiles (clippy-driver as the workspace's rustc, see
-/// .ci/run): removed from the harness's environment, so that the commits `ab` and `bisect`
-/// build in a clone compile as a user's would, not linted again.
-pub(crate) const LINTING: [&str; 2] = ["RUSTC_WORKSPACE_WRAPPER", "CLIPPY_ARGS"];
 
 /// A fresh report path in its own temp dir (kept alive by the returned guard).
 pub(crate) fn report_path() -> (tempfile::TempDir, PathBuf) {
@@ -138,11 +130,7 @@ pub(crate) fn interrupt_during_build(dir: &Path, args: &[&str]) -> (std::process
     use std::time::{Duration, Instant};
     let scratch = tempfile::tempdir().unwrap();
     let (marker, stderr) = (scratch.path().join("build-started"), scratch.path().join("stderr"));
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_harness"));
-    for var in LINTING {
-        command.env_remove(var);
-    }
-    let mut child = command
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
         .current_dir(dir)
         .env("HARNESS_TEST_SLOW_BUILD", &marker)
         .args(args)
