@@ -98,21 +98,8 @@ pub trait Concurrent: Send {
         &mut self,
         cutoff: Instant,
         next: &mut dyn FnMut() -> Option<Instant>,
-        landed: &mut dyn FnMut(Landed),
+        landed: &mut dyn FnMut(crate::open::Landed),
     ) -> u64;
-}
-
-/// One op of the open loop, as it ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Landed {
-    /// When the schedule said it should start.
-    pub intended: Instant,
-    /// When it was started.
-    pub started: Instant,
-    /// When it ended.
-    pub ended: Instant,
-    /// When the local state it ran with became free (its previous op's end).
-    pub free_at: Instant,
 }
 
 /// A workload after setup, as the worker sees it: object-safe, one dynamic call per batch.
@@ -317,7 +304,7 @@ impl<W: AsyncWorkload> Concurrent for AsyncCrew<W> {
         &mut self,
         cutoff: Instant,
         next: &mut dyn FnMut() -> Option<Instant>,
-        landed: &mut dyn FnMut(Landed),
+        landed: &mut dyn FnMut(crate::open::Landed),
     ) -> u64 {
         let runtime = self.workload.runtime();
         let mut open = crate::open::OpenTasks::new(self.locals.len());

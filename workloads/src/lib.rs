@@ -28,10 +28,10 @@ pub mod tally;
 mod workload;
 
 pub use bench::{
-    Async, Bench, Blocking, Concurrent, IterationPlan, Landed, Prepared, Shape, TaskRun, asynchronous, blocking,
-    run_iteration,
+    Async, Bench, Blocking, Concurrent, IterationPlan, Prepared, Shape, TaskRun, asynchronous, blocking, run_iteration,
 };
 pub use def::{Server, ServerFailed, SetupContext, WorkloadDef, server_failed};
+pub use open::Landed;
 pub use params::{ParamKind, ParamSpec, Params};
 pub use tally::{PerOp, Tally};
 pub use workload::{AsyncWorkload, Phase, Workload};

@@ -12,6 +12,19 @@ use std::any::Any;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
+/// One op of the open loop, as it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Landed {
+    /// When the schedule said it should start.
+    pub intended: Instant,
+    /// When it was started.
+    pub started: Instant,
+    /// When it ended.
+    pub ended: Instant,
+    /// When the local state it ran with became free (its previous op's end).
+    pub free_at: Instant,
+}
+
 /// How long before an op's start the loop stops sleeping (with nothing in flight).
 const SPIN: Duration = Duration::from_micros(200);
 
@@ -46,11 +59,11 @@ impl OpenTasks {
     }
 
     /// Frees the slot of an op that ended and hands it to `landed`; re-raises its panic.
-    fn land(&mut self, (slot, ended): Ended, landed: &mut dyn FnMut(crate::bench::Landed)) {
+    fn land(&mut self, (slot, ended): Ended, landed: &mut dyn FnMut(Landed)) {
         let ended = ended.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let (intended, started, free_at) = self.flying[slot].take().expect("an op ends once");
         self.free.push((slot, ended));
-        landed(crate::bench::Landed { intended, started, ended, free_at });
+        landed(Landed { intended, started, ended, free_at });
     }
 
     /// See [`crate::Concurrent::run_open`]; `start(slot, done)` spawns one op with the slot's
@@ -59,7 +72,7 @@ impl OpenTasks {
         &mut self,
         cutoff: Instant,
         next: &mut dyn FnMut() -> Option<Instant>,
-        landed: &mut dyn FnMut(crate::bench::Landed),
+        landed: &mut dyn FnMut(Landed),
         mut start: impl FnMut(usize, UnboundedSender<Ended>),
     ) -> u64 {
         let (done, mut ends) = unbounded_channel::<Ended>();
@@ -104,7 +117,7 @@ mod tests {
     use super::*;
 
     /// Runs the loop on a current-thread runtime with ops that sleep `op` (a timer: no CPU).
-    fn run_with(slots: usize, starts: Vec<Duration>, op: Duration) -> (u64, Vec<crate::bench::Landed>) {
+    fn run_with(slots: usize, starts: Vec<Duration>, op: Duration) -> (u64, Vec<Landed>) {
         let runtime = crate::current_thread_runtime().unwrap();
         let t0 = Instant::now() + Duration::from_millis(5);
         let mut starts = starts.into_iter().map(|d| t0 + d);
