@@ -4,8 +4,8 @@
 //! (`io.round_trips`, `io.statements`…) as `secondaryMetrics`.
 //!
 //! Names are dotted (`harness.<group>.<workload>`) so that tools which group by the text before
-//! the last dot (JMH Visualizer) group by workload group; `threads` and `mode` are params, so no
-//! two entries share (name, params). Percentiles interpolate as JMH's (Apache Commons Math
+//! the last dot (JMH Visualizer) group by workload group; `threads`, `mode` and an open-loop `rate`
+//! are params, so no two entries share (name, params). Percentiles interpolate as JMH's (Apache Commons Math
 //! `Percentile`, legacy estimation), and the error is the Student-t half-width at 99.9%.
 
 use super::Exporter;
@@ -100,6 +100,9 @@ fn common(b: &Benchmark, mode: &str) -> Map<String, Value> {
     let mut params: Map<String, Value> = b.params.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
     params.insert("threads".into(), json!(b.concurrency.as_ref().map_or(1, |c| c.count).to_string()));
     params.insert("mode".into(), json!(mode));
+    if let Some(rate) = b.rate {
+        params.insert("rate".into(), json!(rate.to_string()));
+    }
     m.insert("params".into(), Value::Object(params));
     m
 }
@@ -241,6 +244,25 @@ mod tests {
     #[test]
     fn jmh_snapshot() {
         insta::assert_snapshot!(Jmh.export(&crate::export::fixture::report()).unwrap());
+    }
+
+    #[test]
+    fn open_loop_cases_at_two_rates_are_two_entries_with_the_rate_as_a_param() {
+        use crate::rate::{Arrivals, Rate};
+        let mut report = crate::export::fixture::report();
+        let mut at = |per_sec| {
+            let mut b = report.benchmarks[0].clone();
+            b.rate = Some(Rate { per_sec, arrivals: Arrivals::Poisson });
+            b
+        };
+        let (slow, fast) = (at(1000), at(2000));
+        report.benchmarks = vec![slow, fast];
+        let out: Vec<Value> = serde_json::from_str(&Jmh.export(&report).unwrap()).unwrap();
+        let keys: std::collections::BTreeSet<String> =
+            out.iter().map(|e| format!("{} {} {}", e["benchmark"], e["mode"], e["params"])).collect();
+        assert_eq!(keys.len(), out.len(), "entries share (benchmark, mode, params): {keys:?}");
+        assert_eq!(out[0]["params"]["rate"], "1000/s");
+        assert_eq!(out.last().unwrap()["params"]["rate"], "2000/s");
     }
 
     #[test]
