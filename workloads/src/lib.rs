@@ -31,7 +31,7 @@ pub use bench::{
     Async, Bench, Blocking, Concurrent, IterationPlan, Prepared, Shape, TaskRun, asynchronous, blocking, run_iteration,
 };
 pub use def::{Server, ServerFailed, SetupContext, WorkloadDef, server_failed};
-pub use open::Landed;
+pub use open::{Landed, SPIN as OPEN_LOOP_SPIN};
 pub use params::{ParamKind, ParamSpec, Params};
 pub use tally::{PerOp, Tally};
 pub use workload::{AsyncWorkload, Phase, Workload};

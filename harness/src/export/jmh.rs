@@ -250,7 +250,7 @@ mod tests {
     fn open_loop_cases_at_two_rates_are_two_entries_with_the_rate_as_a_param() {
         use crate::rate::{Arrivals, Rate};
         let mut report = crate::export::fixture::report();
-        let mut at = |per_sec| {
+        let at = |per_sec| {
             let mut b = report.benchmarks[0].clone();
             b.rate = Some(Rate { per_sec, arrivals: Arrivals::Poisson });
             b

@@ -155,15 +155,15 @@ fn add_relayed(io: &mut IoCount, t: &Tally, relays: &[Relayed]) {
 fn relay_servers(task: &mut Task, case: &Case) -> Result<Vec<Relayed>, String> {
     let mut relays = vec![];
     for (server, url) in servers_of(case, task) {
+        let mut port = 0;
         let relayed_url = relayed(server, &url, |addr| {
             let protocol = if server == Server::Postgres { Protocol::Postgres } else { Protocol::Resp };
             let relay = Relay::start(addr, protocol).map_err(|e| format!("cannot start the counting relay: {e}"))?;
-            let port = relay.addr.port();
+            port = relay.addr.port();
             relays.push(Relayed { relay, server });
             Ok(port)
         })?;
         if server == Server::Postgres {
-            let port = relays.last().map(|r| r.relay.addr.port()).unwrap_or_default();
             task.database_url = relayed(server, &task.database_url, |_| Ok(port))?;
         }
         for value in task.params.values_mut().filter(|v| **v == url) {

@@ -120,7 +120,7 @@ done
         let script = dir.path().join("fake.sh");
         std::fs::write(&script, FAKE.replace('P', &PROTOCOL_VERSION.to_string())).unwrap();
         let log = dir.path().join("steps.log");
-        let task = Task { lockstep: true, ..crate::runner::collect::tests::task() };
+        let task = Task { lockstep: true, ..crate::runner::progress::tests::task() };
         let stop = std::sync::atomic::AtomicBool::new(false);
         let mut workers: Vec<Started<'_>> = ["A", "B"]
             .map(|name| {

@@ -9,6 +9,7 @@ pub(crate) mod collect;
 mod ending;
 mod io;
 mod lockstep;
+mod progress;
 pub(crate) mod spawn;
 
 use crate::plan::Case;

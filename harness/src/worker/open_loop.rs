@@ -15,9 +15,8 @@ use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
 use workloads::{Bench, TaskRun};
 
-/// How long before an op's intended start the measurer stops sleeping and spins on the clock:
-/// a sleep on a VM wakes tens of microseconds late even with a timer slack of 1 ns.
-const SPIN: Duration = Duration::from_micros(200);
+/// How long before an op's intended start the measurer stops sleeping and spins on the clock.
+const SPIN: Duration = workloads::OPEN_LOOP_SPIN;
 
 /// One open-loop iteration of one measurer.
 #[derive(Debug, Clone, Copy, PartialEq)]
