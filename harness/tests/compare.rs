@@ -9,10 +9,6 @@ fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// A real report of two quick cases, 2 forks x 4 iterations.
 fn real_report() -> Value {
     let (out, report) = run(&[

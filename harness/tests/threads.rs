@@ -4,10 +4,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 fn case<'a>(report: &'a Value, name: &str, threads: u64) -> &'a Value {
     report["benchmarks"]
         .as_array()

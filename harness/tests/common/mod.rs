@@ -162,3 +162,20 @@ pub(crate) fn assert_nothing_runs_in(dir: &Path) {
     let left = std::process::Command::new("pgrep").arg("-fa").arg(dir.to_str().unwrap()).output().unwrap();
     assert!(left.stdout.is_empty(), "left running: {}", String::from_utf8_lossy(&left.stdout));
 }
+
+/// A command's stderr as text.
+pub(crate) fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs a command that must be refused: exit 2, exactly one stderr line containing `expect`,
+/// and no report written.
+pub(crate) fn refused(args: &[&str], expect: &str) {
+    let (_dir, path) = report_path();
+    let out = harness().args(args).arg("--out").arg(&path).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(code(&out), 2, "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?} printed more than one line:\n{err}");
+    assert!(err.contains(expect), "{args:?}: {err:?} does not contain {expect:?}");
+    assert!(!path.exists(), "{args:?} wrote a report");
+}
