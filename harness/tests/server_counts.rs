@@ -21,6 +21,13 @@ fn observed(report: &Value) -> Vec<(String, Value)> {
     out
 }
 
+/// Redis counts commands server-wide: its tests take turns, so that one counts only its own.
+static REDIS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn redis_alone() -> std::sync::MutexGuard<'static, ()> {
+    REDIS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn count(observed: &Value, name: &str) -> i64 {
     observed[name].as_i64().unwrap_or_else(|| panic!("no {name} in {observed}"))
 }
@@ -85,6 +92,7 @@ fn a_workload_that_skips_its_statement_fails_on_the_server_counts() {
 #[test]
 #[ignore = "needs Redis at REDIS_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
 fn redis_forks_record_gets_and_near_cache_loads() {
+    let _turn = redis_alone();
     let mut args = vec!["-f", "^redis/(fred_get|near_hit|near_miss)$", "-p", "cache_size=100"];
     args.extend_from_slice(QUICK);
     let (out, report) = run(&args);
@@ -99,6 +107,38 @@ fn redis_forks_record_gets_and_near_cache_loads() {
         }
         if name != "redis/near_hit" {
             assert!(gets >= ops, "{name}: a GET per op reached Redis: {seen}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs PostgreSQL at DATABASE_URL and Redis at REDIS_URL: `cargo test -- --include-ignored` runs it (.ci/run does)"]
+fn forks_at_a_rate_hold_the_servers_counts_to_every_op_they_ran() {
+    // The Redis clients, the near cache (hit and miss) and two SQL shapes open-loop: every op
+    // scheduled ran, and what the servers counted is one GET, one near-cache load or one index
+    // scan per op the worker ran (its calibration and warmup included, as `ops_run` says).
+    let _turn = redis_alone();
+    let mut args = vec!["-f", "^(redis/(redis_rs_get|fred_get|near_hit|near_miss)|sql/(thread|async)_select_by_id)$"];
+    args.extend_from_slice(&["-p", "cache_size=100", "-p", "db=postgres", "-p", "row_count=1000", "--rate", "1000"]);
+    args.extend_from_slice(QUICK);
+    let (out, report) = run(&args);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    let cases = report["benchmarks"].as_array().unwrap();
+    assert_eq!(cases.len(), 6, "{report:#}");
+    for b in cases {
+        let open = &b["forks"][0]["open_loop"];
+        assert!(open["scheduled"].as_u64().unwrap() > 0 && open["ran"] == open["scheduled"], "{}: {open}", b["name"]);
+    }
+    for (name, seen) in observed(&report) {
+        let ops = count(&seen, "ops_run");
+        match name.as_str() {
+            "redis/near_hit" => assert_eq!(count(&seen, "redis_get_calls"), 0, "{name}: {seen}"),
+            "redis/near_miss" => {
+                assert_eq!(count(&seen, "near_cache_loads"), ops, "{name}: {seen}");
+                assert_eq!(count(&seen, "redis_get_calls"), ops, "{name}: {seen}");
+            }
+            "redis/redis_rs_get" | "redis/fred_get" => assert_eq!(count(&seen, "redis_get_calls"), ops, "{name}: {seen}"),
+            _ => assert_eq!(count(&seen, "pg_table_scans"), ops, "{name}: {seen}"),
         }
     }
 }
