@@ -42,6 +42,8 @@ pub(crate) struct Timing {
     pub warmup_time: Option<Duration>,
     /// `--threads N`.
     pub threads: Option<u32>,
+    /// `--rate N` (and `--arrivals constant`): open loop at this rate.
+    pub rate: Option<crate::rate::Rate>,
 }
 
 impl Timing {
@@ -53,6 +55,7 @@ impl Timing {
         time: Some(Duration::from_millis(1)),
         warmup_time: None,
         threads: None,
+        rate: None,
     };
 }
 
@@ -243,7 +246,10 @@ impl ChildRun {
         let t = &self.timing;
         let ms = |d: Duration| format!("{}ms", d.as_millis());
         let forks = t.forks.filter(|_| self.pairs.as_ref().is_none_or(|p| p.auto_max_forks.is_none()));
+        let constant = t.rate.filter(|r| r.arrivals == crate::rate::Arrivals::Constant);
         [
+            t.rate.map(|r| Flag::with("--rate", r.per_sec.to_string())),
+            constant.map(|_| Flag::with("--arrivals", "constant")),
             t.threads.map(|n| Flag::with("--threads", n.to_string())),
             forks.map(|n| Flag::with("--forks", n.to_string())),
             t.iterations.map(|n| Flag::with("--iterations", n.to_string())),
@@ -400,6 +406,20 @@ mod tests {
              --instructions --instr-ops 7 --cache-sim --callgrind-dir dumps \
              --redis-url redis://r --database-url postgres://db --quiet --out o.json"
         );
+    }
+
+    #[test]
+    fn an_open_loop_run_carries_its_rate_and_constant_arrivals() {
+        use crate::rate::{Arrivals, Rate};
+        let mut r = run();
+        r.timing = Timing {
+            forks: Some(4),
+            rate: Some(Rate { per_sec: 800, arrivals: Arrivals::Poisson }),
+            ..Timing::default()
+        };
+        assert!(text(&r.argv()).contains("--hidden --rate 800 --forks 4 --redis-url"), "{}", text(&r.argv()));
+        r.timing.rate = Some(Rate { per_sec: 800, arrivals: Arrivals::Constant });
+        assert!(text(&r.argv()).contains("--rate 800 --arrivals constant --forks 4"), "{}", text(&r.argv()));
     }
 
     #[test]

@@ -57,6 +57,18 @@ impl fmt::Display for Rate {
     }
 }
 
+impl Rate {
+    /// The rate a case label names, as `Display` writes it (`5000/s`, `5000/s-constant`).
+    pub(crate) fn from_label(s: &str) -> Option<Rate> {
+        let (n, arrivals) = match s.strip_suffix("/s-constant") {
+            Some(n) => (n, Arrivals::Constant),
+            None => (s.strip_suffix("/s")?, Arrivals::Poisson),
+        };
+        let per_sec = n.parse().ok().filter(|n| (1..=MAX_RATE).contains(n))?;
+        Some(Rate { per_sec, arrivals })
+    }
+}
+
 /// One `--rate` value: ops per second per fork, or a share of the case's own closed-loop
 /// throughput, measured first in the same run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -137,7 +137,9 @@ fn forks_at_a_rate_hold_the_servers_counts_to_every_op_they_ran() {
                 assert_eq!(count(&seen, "near_cache_loads"), ops, "{name}: {seen}");
                 assert_eq!(count(&seen, "redis_get_calls"), ops, "{name}: {seen}");
             }
-            "redis/redis_rs_get" | "redis/fred_get" => assert_eq!(count(&seen, "redis_get_calls"), ops, "{name}: {seen}"),
+            "redis/redis_rs_get" | "redis/fred_get" => {
+                assert_eq!(count(&seen, "redis_get_calls"), ops, "{name}: {seen}")
+            }
             _ => assert_eq!(count(&seen, "pg_table_scans"), ops, "{name}: {seen}"),
         }
     }

@@ -59,24 +59,24 @@ impl CaseId {
         p.join(",")
     }
 
-    /// The case a label names, as [`CaseId`]'s `Display` writes it (`name[k=v,...,threads=N]`);
-    /// `None` when it is not one, or names an open-loop rate (read those from their report).
+    /// The case a label names, as [`CaseId`]'s `Display` writes it
+    /// (`name[k=v,...,threads=N,rate=R/s]`); `None` when it is not one.
     pub(crate) fn parse(label: &str) -> Option<CaseId> {
         let Some((name, rest)) = label.split_once('[') else {
             return (!label.is_empty()).then(|| CaseId::new(label, BTreeMap::new(), 1));
         };
         let inner = rest.strip_suffix(']')?;
-        let (mut params, mut threads) = (BTreeMap::new(), 1);
+        let (mut params, mut threads, mut rate) = (BTreeMap::new(), 1, None);
         for pair in inner.split(',') {
             match pair.split_once('=')? {
                 ("threads", n) => threads = n.parse().ok()?,
-                ("rate", _) => return None,
+                ("rate", r) => rate = Some(crate::rate::Rate::from_label(r)?),
                 (k, v) => {
                     params.insert(k.to_string(), v.to_string());
                 }
             }
         }
-        Some(CaseId::new(name, params, threads))
+        Some(CaseId::new(name, params, threads).with_rate(rate))
     }
 
     /// `[k=v,...]`, or nothing for a bare workload: what the label adds to the name.
@@ -128,7 +128,21 @@ mod tests {
         ] {
             assert_eq!(CaseId::parse(&id.to_string()), Some(id));
         }
-        for not in ["", "a[k=1", "a[k]", "a[threads=x]", "a[k=1,rate=500/s]"] {
+        for not in ["", "a[k=1", "a[k]", "a[threads=x]"] {
+            assert_eq!(CaseId::parse(not), None, "{not}");
+        }
+    }
+
+    #[test]
+    fn an_open_loop_label_reads_back_with_its_rate() {
+        use crate::rate::{Arrivals, Rate};
+        for arrivals in [Arrivals::Poisson, Arrivals::Constant] {
+            let rate = Some(Rate { per_sec: 4426, arrivals });
+            let id = CaseId::new("sql/select", params(&[("db", "postgres")]), 2).with_rate(rate);
+            assert_eq!(CaseId::parse(&id.to_string()), Some(id));
+        }
+        assert_eq!(CaseId::parse("a[k=1]"), Some(CaseId::new("a", params(&[("k", "1")]), 1)));
+        for not in ["a[rate=0/s]", "a[rate=5000]", "a[rate=x/s]", "a[rate=20000000/s]", "a[rate=5/s-bursty]"] {
             assert_eq!(CaseId::parse(not), None, "{not}");
         }
     }

@@ -134,6 +134,7 @@ fn child_run(args: &HistoryRunArgs, binary: &Path, out: &Path, commit: &str) -> 
         time: args.time,
         warmup_time: args.warmup_time,
         threads: None,
+        rate: None,
     };
     run
 }

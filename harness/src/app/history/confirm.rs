@@ -2,12 +2,15 @@
 //! adjacent commits is a paired A/B of the two builds across `--layouts K` code layouts; one
 //! whose commits between were not stored is narrowed by `bisect` once the A/B confirms it. An
 //! exact count's change is its commit's when the two are adjacent, else `bisect` by that count
-//! finds the commit. Every decision is stored, so a second call re-runs nothing decided.
+//! finds the commit. An open-loop latency step (`open_loop.p99`) is a paired A/B at the case's
+//! rate, judged on that percentile fork pair by fork pair. Every decision is stored, so a
+//! second call re-runs nothing decided.
 
 use super::{ChangePoint, Found, decision, find, short};
 use crate::ab::Home;
 use crate::child::{ChildRun, Pairs, Selection};
 use crate::cli::{DetectFormat, HistoryConfirmArgs};
+use crate::compare::latency::{self, Percentile};
 use crate::compare::throughput::{Options, Verdict, compare_sides};
 use crate::history::store::{Confirmation, Location, Outcome, Store};
 use crate::report::CaseId;
@@ -97,16 +100,24 @@ impl Job<'_> {
             let (commit, evidence) = self.bisect(c, metric)?;
             return Ok(decided(Outcome::Exact, commit, format!("{counts}; bisected by {metric}"), Some(evidence)));
         }
-        if c.key.metric != "throughput" {
+        let latency = open_loop_percentile(&c.key.metric);
+        if c.key.metric != "throughput" && latency.is_none() {
             return Err(format!(
                 "confirming a {} change point is not built yet: compare the two commits with `harness ab`",
                 c.key.metric
             ));
         }
-        let (outcome, detail, evidence) = self.ab(c)?;
+        let (outcome, detail, evidence) = match latency {
+            Some(p) => self.latency_ab(c, p)?,
+            None => self.ab(c)?,
+        };
         if outcome != Outcome::Confirmed || c.adjacent == Some(true) {
             let commit = (outcome == Outcome::Confirmed).then(|| c.first_bad.clone());
             return Ok(decided(outcome, commit, detail, Some(evidence)));
+        }
+        if latency.is_some() {
+            let detail = format!("{detail}; not narrowed: `harness bisect --metric latency` is not built yet");
+            return Ok(decided(outcome, None, detail, Some(evidence)));
         }
         let (commit, search) = self.bisect(c, "throughput")?;
         Ok(decided(outcome, commit, format!("{detail}; bisected"), Some(format!("{evidence}, {search}"))))
@@ -171,6 +182,47 @@ impl Job<'_> {
         Ok((outcome, detail, out.display().to_string()))
     }
 
+    /// The paired A/B at the case's rate of FIRST BAD against LAST GOOD across layouts, judged on
+    /// percentile `p` fork pair by fork pair (`--forks` is `--max-forks`: the sequential plan
+    /// stops on throughput, which an open-loop fork holds at its rate): as [`Job::ab`].
+    fn latency_ab(&self, c: &ChangePoint, p: Percentile) -> Result<(Outcome, String, String), String> {
+        let build = |commit: &str| crate::layouts::builds::commit_binary(commit, true, self.args.quiet);
+        let (good, bad) = (build(&c.last_good)?, build(&c.first_bad)?);
+        let (id, select) = self.selection(c)?;
+        let rate = id.rate().ok_or("its case ran closed-loop: it has no rate to re-run at")?;
+        let out = self.out(c, "ab");
+        let urls = (self.args.database_url.as_str(), self.args.redis_url.as_str());
+        let mut run = ChildRun::new(&bad, select, urls, &out, format!("the A/B of {}", c.key));
+        run.timing.threads = Some(id.threads());
+        run.timing.rate = Some(rate);
+        run.timing.forks = Some(self.args.max_forks);
+        run.pairs = Some(Pairs { layouts: Some(self.layouts), ..Pairs::against(&good) });
+        let report = run.run().map_err(|e| e.to_string())?;
+        let case = report.benchmarks.iter().find(|b| b.id() == id).ok_or("its A/B ran no such case")?;
+        let options = latency::Options { percentile: p, ..latency::Options::default() };
+        let row = latency::compare_benchmark(case, options);
+        let test = row.test.ok_or("too few of its A/B's fork pairs kept the rate to test")?;
+        let same_instructions = row.instructions.is_some_and(|(a, b)| (b / a - 1.0).abs() < SAME_INSTRUCTIONS);
+        let Some(outcome) = outcome(c.regression, row.verdict, same_instructions) else {
+            return Err(format!(
+                "its A/B stayed undecided after {} fork pairs ({}): give --max-forks more",
+                row.pairs.len(),
+                out.display()
+            ));
+        };
+        let detail = format!(
+            "{} {:+.2}% [{:+.2}%, {:+.2}%] at {rate} over {} pairs across {} layouts ({})",
+            p.key(),
+            (test.ratio - 1.0) * 100.0,
+            (test.lower - 1.0) * 100.0,
+            (test.upper - 1.0) * 100.0,
+            row.pairs.len(),
+            self.layouts,
+            row.verdict.text(options.noise_band_pct)
+        );
+        Ok((outcome, detail, out.display().to_string()))
+    }
+
     /// `harness bisect LAST_GOOD FIRST_BAD` of the case by `metric`: the commit it names (none
     /// when it ends in a range) and its search's JSON file.
     fn bisect(&self, c: &ChangePoint, metric: &str) -> Result<(Option<String>, String), String> {
@@ -212,6 +264,16 @@ impl Job<'_> {
         let case: String =
             c.key.case_id.chars().map(|ch| if ch.is_ascii_alphanumeric() || ch == '=' { ch } else { '_' }).collect();
         self.runs.join(format!("{}-{}-{what}-{case}.json", short(&c.last_good), short(&c.first_bad)))
+    }
+}
+
+/// The percentile an open-loop latency series follows (`open_loop.p99`), if it is one.
+fn open_loop_percentile(metric: &str) -> Option<Percentile> {
+    match metric.strip_prefix("open_loop.")? {
+        "p50" => Some(Percentile::P50),
+        "p99" => Some(Percentile::P99),
+        "p99.9" => Some(Percentile::P999),
+        _ => None,
     }
 }
 
@@ -296,5 +358,14 @@ mod tests {
         assert_eq!(outcome(true, Verdict::WithinBand, false), Some(Outcome::NotReproduced));
         assert_eq!(outcome(false, Verdict::Slower, false), Some(Outcome::NotReproduced));
         assert_eq!(outcome(true, Verdict::NoChange, true), None, "undecided: more pairs would tell");
+    }
+
+    #[test]
+    fn an_open_loop_series_is_confirmed_on_its_percentile_and_others_are_not() {
+        assert_eq!(open_loop_percentile("open_loop.p99"), Some(Percentile::P99));
+        assert_eq!(open_loop_percentile("open_loop.p99.9"), Some(Percentile::P999));
+        assert_eq!(open_loop_percentile("open_loop.p50"), Some(Percentile::P50));
+        assert_eq!(open_loop_percentile("latency.p99"), None, "closed-loop samples: no rate to re-run at");
+        assert_eq!(open_loop_percentile("throughput"), None);
     }
 }
