@@ -8,12 +8,13 @@
 
 use super::{ChangePoint, Found, decision, find, short};
 use crate::ab::Home;
-use crate::child::{ChildRun, Pairs, Selection};
+use crate::child::{ChildRun, Pairs, Selection, Timing};
 use crate::cli::{DetectFormat, HistoryConfirmArgs};
 use crate::compare::latency::{self, Percentile};
 use crate::compare::throughput::{Options, Verdict, compare_sides};
 use crate::history::store::{Confirmation, Location, Outcome, Store};
-use crate::report::CaseId;
+use crate::report::{CaseId, Report};
+use crate::stats::fork_test::ForkTest;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -137,9 +138,14 @@ impl Job<'_> {
         Ok((id, select))
     }
 
-    /// The paired A/B of FIRST BAD against LAST GOOD across layouts: its outcome, one line of
-    /// what it measured, and its report.
-    fn ab(&self, c: &ChangePoint) -> Result<(Outcome, String, String), String> {
+    /// Builds both commits of `c` and runs FIRST BAD's case paired against LAST GOOD's across
+    /// the layouts, with the layout check's instruction forks; `plan` sets the forks (and a
+    /// rate). The case, the A/B's report and where it is kept.
+    fn paired(
+        &self,
+        c: &ChangePoint,
+        plan: impl FnOnce(&CaseId, &mut Timing, &mut Pairs) -> Result<(), String>,
+    ) -> Result<(CaseId, Report, PathBuf), String> {
         let build = |commit: &str| crate::layouts::builds::commit_binary(commit, true, self.args.quiet);
         let (good, bad) = (build(&c.last_good)?, build(&c.first_bad)?);
         let (id, select) = self.selection(c)?;
@@ -147,34 +153,52 @@ impl Job<'_> {
         let urls = (self.args.database_url.as_str(), self.args.redis_url.as_str());
         let mut run = ChildRun::new(&bad, select, urls, &out, format!("the A/B of {}", c.key));
         run.timing.threads = Some(id.threads());
-        run.pairs = Some(Pairs {
-            auto_max_forks: Some(self.args.max_forks),
-            layouts: Some(self.layouts),
-            no_layout_check: false,
-            ..Pairs::against(&good)
-        });
+        let mut pairs = Pairs { layouts: Some(self.layouts), no_layout_check: false, ..Pairs::against(&good) };
+        plan(&id, &mut run.timing, &mut pairs)?;
+        run.pairs = Some(pairs);
         let report = run.run().map_err(|e| e.to_string())?;
+        Ok((id, report, out))
+    }
+
+    /// What an A/B of `pairs` fork pairs whose verdict is `verdict` decides of `c`, and whether
+    /// both builds ran the same instructions; why it decided nothing.
+    fn decision_of(
+        &self,
+        c: &ChangePoint,
+        verdict: Verdict,
+        instructions: Option<(f64, f64)>,
+        pairs: usize,
+        out: &Path,
+    ) -> Result<(Outcome, bool), String> {
+        let same_instructions = instructions.is_some_and(|(a, b)| (b / a - 1.0).abs() < SAME_INSTRUCTIONS);
+        match outcome(c.regression, verdict, same_instructions) {
+            Some(decided) => Ok((decided, same_instructions)),
+            None => Err(format!(
+                "its A/B stayed undecided after {pairs} fork pairs ({}): give --max-forks more",
+                out.display()
+            )),
+        }
+    }
+
+    /// The paired A/B of FIRST BAD against LAST GOOD across layouts: its outcome, one line of
+    /// what it measured, and its report.
+    fn ab(&self, c: &ChangePoint) -> Result<(Outcome, String, String), String> {
+        let (_, report, out) = self.paired(c, |_, _, pairs| {
+            pairs.auto_max_forks = Some(self.args.max_forks);
+            Ok(())
+        })?;
         let row =
             compare_sides(&report, Options::default()).rows.into_iter().next().ok_or("its A/B compared no case")?;
         let test = row.test.ok_or("its A/B had too few fork pairs to test")?;
-        let same_instructions = row.instructions.is_some_and(|(a, b)| (b / a - 1.0).abs() < SAME_INSTRUCTIONS);
-        let Some(outcome) = outcome(c.regression, row.verdict, same_instructions) else {
-            return Err(format!(
-                "its A/B stayed undecided after {} fork pairs ({}): give --max-forks more",
-                row.pairs.len(),
-                out.display()
-            ));
-        };
+        let (outcome, same) = self.decision_of(c, row.verdict, row.instructions, row.pairs.len(), &out)?;
         let instructions = match row.instructions {
-            Some((a, _)) if same_instructions => format!("same instructions ({a:.0} per op)"),
+            Some((a, _)) if same => format!("same instructions ({a:.0} per op)"),
             Some((a, b)) => format!("instructions {:+.2}%", (b / a - 1.0) * 100.0),
             None => "instructions not counted".into(),
         };
         let detail = format!(
-            "{:+.2}% [{:+.2}%, {:+.2}%] over {} pairs across {} layouts ({}), {instructions}",
-            (test.ratio - 1.0) * 100.0,
-            (test.lower - 1.0) * 100.0,
-            (test.upper - 1.0) * 100.0,
+            "{} over {} pairs across {} layouts ({}), {instructions}",
+            change(&test),
             row.pairs.len(),
             self.layouts,
             row.verdict.text(Options::default().noise_band_pct)
@@ -186,36 +210,21 @@ impl Job<'_> {
     /// percentile `p` fork pair by fork pair (`--forks` is `--max-forks`: the sequential plan
     /// stops on throughput, which an open-loop fork holds at its rate): as [`Job::ab`].
     fn latency_ab(&self, c: &ChangePoint, p: Percentile) -> Result<(Outcome, String, String), String> {
-        let build = |commit: &str| crate::layouts::builds::commit_binary(commit, true, self.args.quiet);
-        let (good, bad) = (build(&c.last_good)?, build(&c.first_bad)?);
-        let (id, select) = self.selection(c)?;
-        let rate = id.rate().ok_or("its case ran closed-loop: it has no rate to re-run at")?;
-        let out = self.out(c, "ab");
-        let urls = (self.args.database_url.as_str(), self.args.redis_url.as_str());
-        let mut run = ChildRun::new(&bad, select, urls, &out, format!("the A/B of {}", c.key));
-        run.timing.threads = Some(id.threads());
-        run.timing.rate = Some(rate);
-        run.timing.forks = Some(self.args.max_forks);
-        run.pairs = Some(Pairs { layouts: Some(self.layouts), ..Pairs::against(&good) });
-        let report = run.run().map_err(|e| e.to_string())?;
+        let (id, report, out) = self.paired(c, |id, timing, _| {
+            timing.rate = Some(id.rate().ok_or("its case ran closed-loop: it has no rate to re-run at")?);
+            timing.forks = Some(self.args.max_forks);
+            Ok(())
+        })?;
         let case = report.benchmarks.iter().find(|b| b.id() == id).ok_or("its A/B ran no such case")?;
         let options = latency::Options { percentile: p, ..latency::Options::default() };
         let row = latency::compare_benchmark(case, options);
         let test = row.test.ok_or("too few of its A/B's fork pairs kept the rate to test")?;
-        let same_instructions = row.instructions.is_some_and(|(a, b)| (b / a - 1.0).abs() < SAME_INSTRUCTIONS);
-        let Some(outcome) = outcome(c.regression, row.verdict, same_instructions) else {
-            return Err(format!(
-                "its A/B stayed undecided after {} fork pairs ({}): give --max-forks more",
-                row.pairs.len(),
-                out.display()
-            ));
-        };
+        let (outcome, _) = self.decision_of(c, row.verdict, row.instructions, row.pairs.len(), &out)?;
         let detail = format!(
-            "{} {:+.2}% [{:+.2}%, {:+.2}%] at {rate} over {} pairs across {} layouts ({})",
+            "{} {} at {} over {} pairs across {} layouts ({})",
             p.key(),
-            (test.ratio - 1.0) * 100.0,
-            (test.lower - 1.0) * 100.0,
-            (test.upper - 1.0) * 100.0,
+            change(&test),
+            id.rate().map_or(String::new(), |r| r.to_string()),
             row.pairs.len(),
             self.layouts,
             row.verdict.text(options.noise_band_pct)
@@ -265,6 +274,12 @@ impl Job<'_> {
             c.key.case_id.chars().map(|ch| if ch.is_ascii_alphanumeric() || ch == '=' { ch } else { '_' }).collect();
         self.runs.join(format!("{}-{}-{what}-{case}.json", short(&c.last_good), short(&c.first_bad)))
     }
+}
+
+/// A test's ratio and interval as changes: `+3.10% [+1.20%, +5.00%]`.
+fn change(test: &ForkTest) -> String {
+    let pct = |x: f64| (x - 1.0) * 100.0;
+    format!("{:+.2}% [{:+.2}%, {:+.2}%]", pct(test.ratio), pct(test.lower), pct(test.upper))
 }
 
 /// The percentile an open-loop latency series follows (`open_loop.p99`), if it is one.
