@@ -2,8 +2,7 @@
 //! of a clone with a planted slowdown and an unbuildable commit (the search's logic is tested in
 //! `src/bisect.rs`; how often it is right, by throughput too, is `scripts/bisect-trials`).
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn refused(args: &[&str], expected: &str) {
     let out = harness().arg("bisect").args(args).output().unwrap();

@@ -2,8 +2,7 @@
 //! (with this test binary's profile), reused on the next call, and a bad ref or a broken build
 //! is one line and exit 2.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -146,9 +145,9 @@ fn changed_instructions_are_never_labelled_layout(clone: &Path, report: &Path) {
     assert!(!line.contains("layout?") && line.contains(&format!("{ratio:.4}")), "{text}");
 }
 
-/// Adds to the index a build script the test can hold (see `common::SLOW_BUILD_SCRIPT`).
+/// Adds to the index a build script the test can hold (see `crate::common::SLOW_BUILD_SCRIPT`).
 fn add_slow_build_script(clone: &Path) {
-    std::fs::write(clone.join("workloads/build.rs"), common::SLOW_BUILD_SCRIPT).unwrap();
+    std::fs::write(clone.join("workloads/build.rs"), crate::common::SLOW_BUILD_SCRIPT).unwrap();
     git(clone, &["add", "workloads/build.rs"]);
 }
 
