@@ -222,4 +222,8 @@ fn bad_reports_and_stores_are_refused_in_one_line_before_anything_is_stored() {
     assert!(err.contains("cannot open the history store") && !err.contains("hunter22"), "{err}");
     let bad_filter = history(store, &["detect", "-f", "("]);
     assert_eq!(code(&bad_filter), 2, "{}", out(&bad_filter));
+    let few = history(store, &["confirm", "--max-forks", "4"]);
+    let err = String::from_utf8_lossy(&few.stderr);
+    assert_eq!((code(&few), err.lines().count()), (2, 1), "{err}");
+    assert!(err.contains("give --max-forks 5 or more"), "refused before anything is built: {err}");
 }

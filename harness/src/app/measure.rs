@@ -19,7 +19,7 @@ use std::time::Duration;
 /// Fork pairs of an A/B run when `--forks` is not given: enough for the paired test to answer.
 const DEFAULT_AB_FORKS: u32 = 5;
 /// `--min-forks` and `--max-forks` when not given.
-const DEFAULT_AUTO_FORKS: (u32, u32) = (5, 30);
+pub(super) const DEFAULT_AUTO_FORKS: (u32, u32) = (5, 30);
 
 /// `--forks auto`: the recorded budget and the plan its looks test by.
 type Sequential = (SequentialSettings, SequentialPlan);

@@ -72,6 +72,11 @@ pub struct HistoryConfirmArgs {
     /// variants, so that a confirmed change holds across code layouts (default: --max-forks).
     #[arg(long, value_name = "K", value_parser = at_least_two)]
     pub layouts: Option<u32>,
+    /// After each throughput A/B, run `harness explain` on it with the first bad commit's
+    /// build (an instruction fork of each build under callgrind, with flame graphs), kept
+    /// beside the A/B's report; `history docs` links its flame graphs.
+    #[arg(long)]
+    pub explain: bool,
     /// PostgreSQL server for `db=postgres` cases.
     #[arg(long, env = "DATABASE_URL", value_name = "URL", default_value = workloads::def::DEFAULT_DATABASE_URL, hide_env_values = true, value_parser = crate::server_url::postgres)]
     pub database_url: String,

@@ -6,6 +6,7 @@
 //! SVG file per chart; the same store always gives byte-identical files.
 
 use super::File;
+use super::explained::Explanation;
 use crate::history::store::{Confirmation, Outcome, word};
 use crate::history::{ChangePoint, Series};
 use plotters::prelude::*;
@@ -20,8 +21,17 @@ pub(crate) struct Site<'a> {
     pub points: Vec<(&'a ChangePoint, Option<&'a Confirmation>)>,
     /// A URL to which `A...B` appends a comparison of two commits (`https://github.com/o/r/compare/`).
     pub compare_url: Option<String>,
-    /// The A/B table of each confirmation whose report could be read, by its evidence path.
+    /// The A/B table of each confirmation whose report could be read, by its A/B report's path.
     pub tables: std::collections::BTreeMap<String, String>,
+    /// What `harness explain` found beside each A/B report that has it, by the report's path:
+    /// its flame graphs are copied into the site under `explain/N/` and linked from the row.
+    pub explained: std::collections::BTreeMap<String, Explanation>,
+}
+
+/// The A/B report a decision's evidence names (the first of `AB.json, SEARCH.json` when a
+/// bisect narrowed it), if it names one.
+pub(crate) fn ab_report(evidence: &str) -> Option<&str> {
+    evidence.split(", ").next().filter(|path| path.ends_with(".json"))
 }
 
 /// How a change point stands, for its colour and its word.
@@ -67,6 +77,9 @@ pub(crate) fn render(site: &Site<'_>) -> anyhow::Result<Vec<File>> {
         open = open_points(site),
     );
     files.insert(0, ("index.html".into(), html));
+    for (n, x) in site.explained.values().enumerate() {
+        files.extend(x.graphs.iter().map(|(name, svg)| (format!("explain/{}/{name}", n + 1), svg.clone())));
+    }
     Ok(files)
 }
 
@@ -163,17 +176,7 @@ fn section(
             None => range,
         };
         let between = if c.adjacent == Some(false) { " (commits between not stored)" } else { "" };
-        let detail = d.map_or(String::new(), |d| {
-            let evidence = d.evidence.as_deref().map_or(String::new(), |e| match site.tables.get(e) {
-                Some(table) => format!(
-                    "<details><summary>the A/B table (<code>{}</code>)</summary><pre>{}</pre></details>",
-                    esc(e),
-                    esc(table)
-                ),
-                None => format!(" (<code>{}</code>)", esc(e)),
-            });
-            format!("{}{evidence}", esc(&d.detail))
-        });
+        let detail = d.map_or(String::new(), |d| format!("{}{}", esc(&d.detail), evidence(site, d)));
         out += &format!(
             "<tr id=\"{}\"><td>{range}{between}</td><td>{:+.2}%</td><td class=\"{}\">{}</td><td>{detail}</td></tr>\n",
             anchor(i, j),
@@ -183,6 +186,43 @@ fn section(
         );
     }
     out + "</table>\n</section>\n"
+}
+
+/// A decision's evidence as the row shows it: its A/B table folded in where its report was
+/// read, else its path; then links to the flame graphs of its explanation, where one was run.
+fn evidence(site: &Site<'_>, d: &Confirmation) -> String {
+    let Some(e) = d.evidence.as_deref() else { return String::new() };
+    let report = ab_report(e);
+    let mut out = match report.and_then(|r| site.tables.get(r)) {
+        Some(table) => format!(
+            "<details><summary>the A/B table (<code>{}</code>)</summary><pre>{}</pre></details>",
+            esc(e),
+            esc(table)
+        ),
+        None => format!(" (<code>{}</code>)", esc(e)),
+    };
+    let explained = report.and_then(|r| site.explained.keys().position(|k| k == r).map(|n| (n, &site.explained[r])));
+    if let Some((n, x)) = explained {
+        for case in &x.cases {
+            let links: Vec<String> = case
+                .graphs
+                .iter()
+                .filter_map(|g| g.rsplit('/').next())
+                .map(|name| {
+                    let what = if name.ends_with(".diff.svg") {
+                        "difference"
+                    } else if name.ends_with(".base.flame.svg") {
+                        "last good"
+                    } else {
+                        "first bad"
+                    };
+                    format!("<a href=\"explain/{}/{}\">{what}</a>", n + 1, esc(name))
+                })
+                .collect();
+            out += &format!("<br>flame graphs of <code>{}</code>: {}", esc(&case.case), links.join(", "));
+        }
+    }
+    out
 }
 
 /// The series over its commits: each commit's value, its forks' spread as a band, and a
@@ -293,6 +333,36 @@ mod tests {
         }
     }
 
+    /// An explanation of case `a<b>` with two of its flame graphs, as `harness explain` wrote it.
+    fn explanation() -> Explanation {
+        let diff = serde_json::from_value(serde_json::json!({
+            "events": [], "own": [], "inclusive": [], "appeared": [], "vanished": [], "components": [], "cause": null
+        }))
+        .unwrap();
+        let case = crate::explain::Explained {
+            case: "a<b>".into(),
+            verdict: None,
+            time_moved: true,
+            diff,
+            io: vec![],
+            graphs: vec!["ab.explain/a.diff.svg".into(), "ab.explain/a.base.flame.svg".into()],
+        };
+        let graphs =
+            vec![("a.diff.svg".into(), "<svg>diff</svg>".into()), ("a.base.flame.svg".into(), "<svg/>".into())];
+        Explanation { source: "ab.explain".into(), cases: vec![case], graphs }
+    }
+
+    #[test]
+    fn an_evidence_names_its_ab_report_first() {
+        assert_eq!(ab_report("x/ab.json"), Some("x/ab.json"));
+        assert_eq!(
+            ab_report("x/ab.json, x/bisect.json"),
+            Some("x/ab.json"),
+            "a narrowed step: the A/B, then the search"
+        );
+        assert_eq!(ab_report("x/bisect"), None);
+    }
+
     #[test]
     fn the_index_links_each_open_change_to_its_row_and_shows_its_ab_table_escaped() {
         let s = series();
@@ -328,10 +398,11 @@ mod tests {
             points: vec![(&point, Some(&decided))],
             compare_url: Some("https://example.invalid/compare/".into()),
             tables: [("ab.json".to_string(), "case <x> 0.90".to_string())].into(),
+            explained: [("ab.json".to_string(), explanation())].into(),
         };
         let files = render(&site).unwrap();
         let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
-        assert_eq!(names, ["index.html", "series-1.svg"]);
+        assert_eq!(names, ["index.html", "series-1.svg", "explain/1/a.diff.svg", "explain/1/a.base.flame.svg"]);
         let html = &files[0].1;
         assert!(html.contains("<a href=\"#cp-1-1\">000000000000..000000000000</a>"), "{html}");
         assert!(html.contains("<tr id=\"cp-1-1\">"), "{html}");
@@ -339,6 +410,8 @@ mod tests {
         assert!(html.contains("<pre>case &lt;x&gt; 0.90</pre>"), "{html}");
         assert!(html.contains("confirmed at 000000000000") && html.contains("1 confirmed, 0 unconfirmed"), "{html}");
         assert!(files[1].1.starts_with("<svg"), "a chart");
+        assert!(html.contains("flame graphs of <code>a&lt;b&gt;</code>: <a href=\"explain/1/a.diff.svg\">difference</a>, <a href=\"explain/1/a.base.flame.svg\">last good</a>"), "{html}");
+        assert_eq!(files[2].1, "<svg>diff</svg>", "the graph is copied into the site");
         assert_eq!(render(&site).unwrap(), files, "the same history gives the same files");
     }
 }

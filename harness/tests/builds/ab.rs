@@ -227,16 +227,22 @@ fn ab_builds_a_ref_once_reuses_it_and_refuses_bad_refs_and_broken_builds() {
     assert!(err.contains("warning:") && err.contains(&head[..12]), "the moved checkout is warned about: {err}");
 
     changed_instructions_are_never_labelled_layout(&clone, &report);
+    crate::confirm::a_step_between_builds_of_the_same_code_is_rerun_across_layouts(&clone, dir.path());
 
-    let bad = ab(&clone, &["no-such-ref"], &report);
+    bad_refs_and_broken_builds_are_one_line(&clone, &report);
+}
+
+/// A ref git does not know, and a commit that does not build: one line and exit 2 each.
+fn bad_refs_and_broken_builds_are_one_line(clone: &Path, report: &Path) {
+    let bad = ab(clone, &["no-such-ref"], report);
     let err = String::from_utf8_lossy(&bad.stderr);
     assert_eq!((code(&bad), err.lines().count()), (2, 1), "{err}");
     assert!(err.contains("'no-such-ref' is not a commit"), "{err}");
 
     // The first crate built fails at once: the check needs a failed build, not a long one.
     std::fs::write(clone.join("workloads/src/lib.rs"), "this does not compile").unwrap();
-    git(&clone, &["commit", "--quiet", "-am", "broken"]);
-    let broken = ab(&clone, &[&["HEAD"][..], &RUN].concat(), &report);
+    git(clone, &["commit", "--quiet", "-am", "broken"]);
+    let broken = ab(clone, &[&["HEAD"][..], &RUN].concat(), report);
     let err = String::from_utf8_lossy(&broken.stderr);
     assert_eq!(code(&broken), 2, "{err}");
     let last = err.lines().last().unwrap_or_default();

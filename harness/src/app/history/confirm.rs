@@ -20,6 +20,14 @@ use std::process::ExitCode;
 
 /// Decides every undecided change point and prints them all with their decisions.
 pub(super) fn confirm(location: &Location, args: &HistoryConfirmArgs) -> anyhow::Result<ExitCode> {
+    let least = crate::app::measure::DEFAULT_AUTO_FORKS.0;
+    if args.max_forks < least {
+        return Err(crate::error::BadInput(format!(
+            "--max-forks {}: an A/B's sequential plan looks first after {least} fork pairs (`run --min-forks`); give --max-forks {least} or more",
+            args.max_forks
+        ))
+        .into());
+    }
     let layouts = args.layouts.unwrap_or(args.max_forks);
     if layouts < args.max_forks {
         return Err(crate::error::BadInput(format!(
@@ -140,12 +148,12 @@ impl Job<'_> {
 
     /// Builds both commits of `c` and runs FIRST BAD's case paired against LAST GOOD's across
     /// the layouts, with the layout check's instruction forks; `plan` sets the forks (and a
-    /// rate). The case, the A/B's report and where it is kept.
+    /// rate).
     fn paired(
         &self,
         c: &ChangePoint,
         plan: impl FnOnce(&CaseId, &mut Timing, &mut Pairs) -> Result<(), String>,
-    ) -> Result<(CaseId, Report, PathBuf), String> {
+    ) -> Result<Paired, String> {
         let build = |commit: &str| crate::layouts::builds::commit_binary(commit, true, self.args.quiet);
         let (good, bad) = (build(&c.last_good)?, build(&c.first_bad)?);
         let (id, select) = self.selection(c)?;
@@ -157,7 +165,7 @@ impl Job<'_> {
         plan(&id, &mut run.timing, &mut pairs)?;
         run.pairs = Some(pairs);
         let report = run.run().map_err(|e| e.to_string())?;
-        Ok((id, report, out))
+        Ok(Paired { id, report, out, bad })
     }
 
     /// What an A/B of `pairs` fork pairs whose verdict is `verdict` decides of `c`, and whether
@@ -183,21 +191,29 @@ impl Job<'_> {
     /// The paired A/B of FIRST BAD against LAST GOOD across layouts: its outcome, one line of
     /// what it measured, and its report.
     fn ab(&self, c: &ChangePoint) -> Result<(Outcome, String, String), String> {
-        let (_, report, out) = self.paired(c, |_, _, pairs| {
+        let Paired { report, out, bad, .. } = self.paired(c, |_, _, pairs| {
             pairs.auto_max_forks = Some(self.args.max_forks);
             Ok(())
         })?;
         let row =
             compare_sides(&report, Options::default()).rows.into_iter().next().ok_or("its A/B compared no case")?;
-        let test = row.test.ok_or("its A/B had too few fork pairs to test")?;
-        let (outcome, same) = self.decision_of(c, row.verdict, row.instructions, row.pairs.len(), &out)?;
+        // Explained whatever it decides: the flame graphs show where the instructions differ,
+        // or that they do not, an undecided A/B's too.
+        let explained = match self.args.explain {
+            true => explain(&bad, &out, &self.args.database_url, &self.args.redis_url),
+            false => String::new(),
+        };
+        let test = row.test.ok_or_else(|| format!("its A/B had too few fork pairs to test{explained}"))?;
+        let (outcome, same) = self
+            .decision_of(c, row.verdict, row.instructions, row.pairs.len(), &out)
+            .map_err(|why| format!("{why}{explained}"))?;
         let instructions = match row.instructions {
             Some((a, _)) if same => format!("same instructions ({a:.0} per op)"),
             Some((a, b)) => format!("instructions {:+.2}%", (b / a - 1.0) * 100.0),
             None => "instructions not counted".into(),
         };
         let detail = format!(
-            "{} over {} pairs across {} layouts ({}), {instructions}",
+            "{} over {} pairs across {} layouts ({}), {instructions}{explained}",
             change(&test),
             row.pairs.len(),
             self.layouts,
@@ -210,7 +226,7 @@ impl Job<'_> {
     /// percentile `p` fork pair by fork pair (`--forks` is `--max-forks`: the sequential plan
     /// stops on throughput, which an open-loop fork holds at its rate): as [`Job::ab`].
     fn latency_ab(&self, c: &ChangePoint, p: Percentile) -> Result<(Outcome, String, String), String> {
-        let (id, report, out) = self.paired(c, |id, timing, _| {
+        let Paired { id, report, out, .. } = self.paired(c, |id, timing, _| {
             timing.rate = Some(id.rate().ok_or("its case ran closed-loop: it has no rate to re-run at")?);
             timing.forks = Some(self.args.max_forks);
             Ok(())
@@ -273,6 +289,32 @@ impl Job<'_> {
         let case: String =
             c.key.case_id.chars().map(|ch| if ch.is_ascii_alphanumeric() || ch == '=' { ch } else { '_' }).collect();
         self.runs.join(format!("{}-{}-{what}-{case}.json", short(&c.last_good), short(&c.first_bad)))
+    }
+}
+
+/// A paired A/B's case, its report, where the report is kept, and FIRST BAD's build that ran it.
+struct Paired {
+    id: CaseId,
+    report: Report,
+    out: PathBuf,
+    bad: PathBuf,
+}
+
+/// `BAD explain AB.json` (FIRST BAD's own harness, so that its instruction fork is that
+/// build's), its explanation kept beside the report: what the decision's detail adds.
+fn explain(bad: &Path, report: &Path, database_url: &str, redis_url: &str) -> String {
+    let mut cmd = std::process::Command::new(bad);
+    cmd.arg("explain").arg(report).args(["--database-url", database_url, "--redis-url", redis_url]);
+    let done = cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).output();
+    match done {
+        Ok(done) if done.status.success() => {
+            format!("; explained in {}", crate::app::explain::beside(report).display())
+        }
+        Ok(done) => {
+            let err = workloads::redact::redact(&String::from_utf8_lossy(&done.stderr));
+            format!("; not explained: {}", err.lines().last().unwrap_or("explain failed"))
+        }
+        Err(e) => format!("; not explained: cannot run {} ({e})", bad.display()),
     }
 }
 

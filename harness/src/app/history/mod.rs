@@ -183,6 +183,7 @@ fn site(location: &Location, args: &HistoryDocsArgs) -> anyhow::Result<ExitCode>
         points: found.points.iter().map(|c| (c, decision(c, &decided))).collect(),
         compare_url: args.compare_url.clone(),
         tables: ab_tables(&decided),
+        explained: explanations(&decided)?,
     };
     let files = crate::page::history::render(&site)?;
     write::out_dir(&args.out_dir, "index.html")?;
@@ -196,7 +197,7 @@ fn site(location: &Location, args: &HistoryDocsArgs) -> anyhow::Result<ExitCode>
 /// The A/B table of every stored decision whose evidence is an A/B report still on disk.
 fn ab_tables(decided: &[Confirmation]) -> std::collections::BTreeMap<String, String> {
     use crate::compare::{Comparison, throughput};
-    let reports = decided.iter().filter_map(|d| d.evidence.as_deref()).filter(|e| e.ends_with(".json"));
+    let reports = decided.iter().filter_map(|d| d.evidence.as_deref().and_then(crate::page::history::ab_report));
     // The page has no terminal: the table's colour, when on, is left out.
     let colour = regex::Regex::new("\x1b\\[[0-9;]*m").expect("a valid pattern");
     reports
@@ -206,6 +207,19 @@ fn ab_tables(decided: &[Confirmation]) -> std::collections::BTreeMap<String, Str
             report.is_ab().then(|| (path.to_string(), colour.replace_all(&table, "").into_owned()))
         })
         .collect()
+}
+
+/// What `harness explain` wrote beside each stored decision's A/B report, where it was run.
+fn explanations(
+    decided: &[Confirmation],
+) -> Result<std::collections::BTreeMap<String, crate::page::explained::Explanation>, BadInput> {
+    let mut found = std::collections::BTreeMap::new();
+    for report in decided.iter().filter_map(|d| d.evidence.as_deref().and_then(crate::page::history::ab_report)) {
+        if let Some(x) = super::explained_beside(std::path::Path::new(report))? {
+            found.insert(report.to_string(), x);
+        }
+    }
+    Ok(found)
 }
 
 /// One line on what was searched and found.
