@@ -294,9 +294,8 @@ mod tests {
         // with a change point is at most alpha, and not far below it as Bonferroni alone is.
         // Measured (this seed): 40 and 10 of 2,000 at 0.05 and 0.01; Bonferroni alone, 8 and 4.
         let mut d = Draws(0x2545_f491_4f6c_dd1d);
-        let mut alarmed = |alpha: f64| {
-            (0..2000).filter(|_| !noisy(&drawn(&mut d, 200, 200, 0.0, 0.0), alpha).is_empty()).count()
-        };
+        let mut alarmed =
+            |alpha: f64| (0..2000).filter(|_| !noisy(&drawn(&mut d, 200, 200, 0.0, 0.0), alpha).is_empty()).count();
         let (at_5, at_1) = (alarmed(0.05), alarmed(0.01));
         assert!((20..=100).contains(&at_5) && at_1 <= 20, "{at_5} and {at_1} of 2,000 flat series alarmed");
     }
