@@ -8,6 +8,29 @@ use crate::error::BadInput;
 use crate::metric::Metric;
 use crate::report::CaseId;
 
+/// The accessors of a row with `id`, `verdict`, `base` and `new` fields whose module has a
+/// `cells(&Row)` function: what every [`CountRow`] implements alike.
+macro_rules! count_row_fields {
+    () => {
+        fn id(&self) -> &CaseId {
+            &self.id
+        }
+
+        fn verdict(&self) -> Verdict {
+            self.verdict
+        }
+
+        fn sides(&self) -> (bool, bool) {
+            (self.base.is_some(), self.new.is_some())
+        }
+
+        fn cells(&self) -> Vec<String> {
+            cells(self).to_vec()
+        }
+    };
+}
+pub(crate) use count_row_fields;
+
 /// One case's row of a count comparison: what the table shows of it and its verdict.
 pub(crate) trait CountRow {
     /// The metric the rows compare.
@@ -16,8 +39,17 @@ pub(crate) trait CountRow {
     const HEADER: &'static [&'static str];
     /// What the numbers are, printed under the table.
     const LEGEND: &'static str;
+    /// The Markdown summary's first line when some cases regressed (`{n}`: how many).
+    const REGRESSED: &'static str;
+    /// The Markdown summary's first line when none did.
+    const NONE_REGRESSED: &'static str;
     /// The Markdown summary's first line, given how many cases regressed.
-    fn headline(regressed: usize) -> String;
+    fn headline(regressed: usize) -> String {
+        match regressed {
+            0 => Self::NONE_REGRESSED.to_string(),
+            n => Self::REGRESSED.replace("{n}", &n.to_string()),
+        }
+    }
     /// The case.
     fn id(&self) -> &CaseId;
     /// Its verdict.

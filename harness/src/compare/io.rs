@@ -305,30 +305,10 @@ impl CountRow for Row {
     const METRIC: crate::metric::Metric = crate::metric::Metric::Io;
     const HEADER: &'static [&'static str] = &HEADER;
     const LEGEND: &'static str = LEGEND;
+    const REGRESSED: &'static str = "**{n} benchmark(s) do more I/O per op.**";
+    const NONE_REGRESSED: &'static str = "No benchmark does more I/O per op.";
 
-    fn headline(regressed: usize) -> String {
-        if regressed > 0 {
-            format!("**{regressed} benchmark(s) do more I/O per op.**")
-        } else {
-            "No benchmark does more I/O per op.".into()
-        }
-    }
-
-    fn id(&self) -> &CaseId {
-        &self.id
-    }
-
-    fn verdict(&self) -> Verdict {
-        self.verdict
-    }
-
-    fn sides(&self) -> (bool, bool) {
-        (self.base.is_some(), self.new.is_some())
-    }
-
-    fn cells(&self) -> Vec<String> {
-        cells(self).to_vec()
-    }
+    super::counts::count_row_fields!();
 
     fn changes(&self) -> &[String] {
         &self.changes
