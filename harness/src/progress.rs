@@ -129,15 +129,8 @@ impl Progress {
 
     /// `--forks auto`: where a case stands after `pairs` fork pairs, and (still undecided) the
     /// time it has left.
-    pub(crate) fn interval(
-        &self,
-        label: &str,
-        pairs: usize,
-        test: Option<&crate::stats::fork_test::ForkTest>,
-        stop: Option<crate::stats::sequential::SequentialStop>,
-        left: &TimeLeft,
-    ) {
-        self.view.interval(label, pairs, test, stop, left);
+    pub(crate) fn interval(&self, standing: &Standing<'_>) {
+        self.view.interval(standing);
     }
 
     /// A warning or failure, shown in every mode.
@@ -149,6 +142,20 @@ impl Progress {
     pub(crate) fn finish(&self) {
         self.view.finish();
     }
+}
+
+/// Where a `--forks auto` case stands after some fork pairs.
+pub(crate) struct Standing<'a> {
+    /// The case.
+    pub label: &'a str,
+    /// Fork pairs run so far.
+    pub pairs: usize,
+    /// The test over them, once there is one.
+    pub test: Option<&'a crate::stats::fork_test::ForkTest>,
+    /// Why the case stops, once it does.
+    pub stop: Option<crate::stats::sequential::SequentialStop>,
+    /// The time the case has left.
+    pub left: &'a TimeLeft,
 }
 
 impl View {
@@ -214,14 +221,7 @@ impl View {
     }
 
     /// `--forks auto`: where a case stands after `pairs` fork pairs.
-    fn interval(
-        &self,
-        label: &str,
-        pairs: usize,
-        test: Option<&crate::stats::fork_test::ForkTest>,
-        stop: Option<crate::stats::sequential::SequentialStop>,
-        left: &TimeLeft,
-    ) {
+    fn interval(&self, &Standing { label, pairs, test, stop, left }: &Standing<'_>) {
         use crate::stats::sequential::SequentialStop;
         let standing = match test {
             Some(t) => format!("new/base {:.3} ({:.3}..{:.3})", t.ratio, t.lower, t.upper),

@@ -72,6 +72,31 @@ pub(crate) struct Task {
     pub rate: Option<crate::rate::Rate>,
 }
 
+impl Task {
+    /// A timed fork 0 of `workload` with its default params: one measurer, `warmup` and
+    /// `measured` iterations as (count, nanoseconds each), nothing counted, no rate.
+    pub(crate) fn timed(workload: &str, warmup: (u32, u64), measured: (u32, u64)) -> Task {
+        Task {
+            protocol: PROTOCOL_VERSION,
+            workload: workload.into(),
+            params: BTreeMap::new(),
+            fork_index: 0,
+            warmup_iterations: warmup.0,
+            warmup_nanos: warmup.1,
+            iterations: measured.0,
+            iteration_nanos: measured.1,
+            database_url: String::new(),
+            instructions: None,
+            count_allocations: false,
+            threads: 1,
+            sample: false,
+            lockstep: false,
+            io: None,
+            rate: None,
+        }
+    }
+}
+
 /// What an I/O fork runs.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub(crate) struct IoTask {

@@ -13,28 +13,22 @@ fn case<'a>(report: &'a Value, name: &str, threads: u64) -> &'a Value {
         .unwrap_or_else(|| panic!("no {name} with {threads} threads in {report:#}"))
 }
 
+/// One fork of two measured iterations, no warmup: `--time` is the caller's.
+const ONE_FORK: [&str; 6] = ["--forks", "1", "--warmup", "0", "--iterations", "2"];
+
+/// `run` with `args`, then [`ONE_FORK`] of `time` each.
+fn run_one_fork(args: &[&str], time: &str) -> (std::process::Output, Value) {
+    run(&[args, &ONE_FORK, &["--time", time]].concat())
+}
+
 fn measured(b: &Value) -> Vec<Value> {
     b["forks"].as_array().unwrap().iter().flat_map(|f| f["iterations"].as_array().unwrap().clone()).collect()
 }
 
 #[test]
 fn threads_share_the_state_and_each_run_ops() {
-    let (out, report) = run(&[
-        "smoke",
-        "--hidden",
-        "-f",
-        "^probe/(thread|task)_in_flight$",
-        "--threads",
-        "1,3",
-        "--forks",
-        "1",
-        "--warmup",
-        "0",
-        "--iterations",
-        "2",
-        "--time",
-        "60ms",
-    ]);
+    let (out, report) =
+        run_one_fork(&["smoke", "--hidden", "-f", "^probe/(thread|task)_in_flight$", "--threads", "1,3"], "60ms");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(report["benchmarks"].as_array().unwrap().len(), 4, "two workloads x two thread counts");
     assert_eq!(report["meta"]["settings"]["threads"], serde_json::json!([1, 3]));
@@ -76,22 +70,8 @@ fn workloads_that_cannot_share_refuse_threads() {
 
 #[test]
 fn sample_mode_puts_a_known_delay_in_the_tail_not_the_median() {
-    let (out, report) = run(&[
-        "smoke",
-        "--hidden",
-        "-f",
-        "^probe/every_50th_sleeps$",
-        "--mode",
-        "sample",
-        "--forks",
-        "1",
-        "--warmup",
-        "0",
-        "--iterations",
-        "2",
-        "--time",
-        "150ms",
-    ]);
+    let (out, report) =
+        run_one_fork(&["smoke", "--hidden", "-f", "^probe/every_50th_sleeps$", "--mode", "sample"], "150ms");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let b = bench(&report, "probe/every_50th_sleeps");
     let l = &b["latency"];

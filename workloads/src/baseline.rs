@@ -11,83 +11,48 @@ use std::hint::black_box;
 
 /// The baseline group.
 pub static WORKLOADS: &[WorkloadDef] = &[
-    WorkloadDef {
-        name: "baseline/noop",
-        about: "empty operation: the measuring loop's own cost per op",
-        params: &[],
-        hidden: false,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::Nothing,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |_| Ok(blocking(Noop)),
-    },
-    WorkloadDef {
-        name: "baseline/busy_loop",
-        about: "`work` steps of an xorshift generator: CPU work of a known size",
-        params: &[WORK],
-        hidden: false,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: setup_busy_loop,
-    },
-    WorkloadDef {
-        name: "baseline/canary",
-        about: "the harness's drift canary: 1,000 xorshift steps per op, untouched by the calibration features",
-        params: &[],
-        hidden: true,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |_| Ok(blocking(BusyLoop { work: 1000 })),
-    },
-    WorkloadDef {
-        name: "baseline/async_noop",
-        about: "empty future awaited on a current-thread runtime, one runtime entry per batch",
-        params: &[],
-        hidden: false,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::Nothing,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |_| Ok(asynchronous(AsyncNoop { runtime: crate::current_thread_runtime()? })),
-    },
-    WorkloadDef {
-        name: "baseline/block_on_noop",
-        about: "empty future with one runtime entry (block_on) per op: the floor of that shape",
-        params: &[],
-        hidden: false,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |_| Ok(blocking(BlockOnNoop { runtime: crate::current_thread_runtime()? })),
-    },
-    WorkloadDef {
-        name: "baseline/other_thread_busy",
-        about: "`work` xorshift steps done on a helper thread while the measuring thread waits",
-        params: &[WORK],
-        hidden: false,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(blocking(OtherThreadBusy { work: ctx.params.int("work")? as u64 })),
-    },
-    WorkloadDef {
-        name: "baseline/spawn_blocking_noop",
-        about: "empty closure through tokio spawn_blocking, awaited: the floor of that dispatch",
-        params: &[],
-        hidden: false,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |_| Ok(asynchronous(SpawnBlockingNoop { runtime: crate::current_thread_runtime()? })),
-    },
+    WorkloadDef::new("baseline/noop", "empty operation: the measuring loop's own cost per op", &[], |_| {
+        Ok(blocking(Noop))
+    })
+    .floor(crate::def::OpFloor::Nothing),
+    WorkloadDef::new(
+        "baseline/busy_loop",
+        "`work` steps of an xorshift generator: CPU work of a known size",
+        &[WORK],
+        setup_busy_loop,
+    ),
+    WorkloadDef::new(
+        "baseline/canary",
+        "the harness's drift canary: 1,000 xorshift steps per op, untouched by the calibration features",
+        &[],
+        |_| Ok(blocking(BusyLoop { work: 1000 })),
+    )
+    .hidden(),
+    WorkloadDef::new(
+        "baseline/async_noop",
+        "empty future awaited on a current-thread runtime, one runtime entry per batch",
+        &[],
+        |_| Ok(asynchronous(AsyncNoop { runtime: crate::current_thread_runtime()? })),
+    )
+    .floor(crate::def::OpFloor::Nothing),
+    WorkloadDef::new(
+        "baseline/block_on_noop",
+        "empty future with one runtime entry (block_on) per op: the floor of that shape",
+        &[],
+        |_| Ok(blocking(BlockOnNoop { runtime: crate::current_thread_runtime()? })),
+    ),
+    WorkloadDef::new(
+        "baseline/other_thread_busy",
+        "`work` xorshift steps done on a helper thread while the measuring thread waits",
+        &[WORK],
+        |ctx| Ok(blocking(OtherThreadBusy { work: ctx.params.int("work")? as u64 })),
+    ),
+    WorkloadDef::new(
+        "baseline/spawn_blocking_noop",
+        "empty closure through tokio spawn_blocking, awaited: the floor of that dispatch",
+        &[],
+        |_| Ok(asynchronous(SpawnBlockingNoop { runtime: crate::current_thread_runtime()? })),
+    ),
 ];
 
 const WORK: ParamSpec = ParamSpec {
@@ -101,11 +66,8 @@ const WORK: ParamSpec = ParamSpec {
 pub struct Noop;
 
 impl Workload for Noop {
-    type Local = ();
+    crate::workload::no_local_state!();
     type Output = ();
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
-    }
     #[inline(always)]
     fn op(&self, _: &mut ()) {}
 }
@@ -166,13 +128,10 @@ pub struct AsyncNoop {
 }
 
 impl AsyncWorkload for AsyncNoop {
-    type Local = ();
+    crate::workload::no_local_state!();
     type Output = ();
     fn runtime(&self) -> &tokio::runtime::Runtime {
         &self.runtime
-    }
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
     }
     async fn op(&self, _: &mut ()) {}
 }
@@ -183,11 +142,8 @@ pub struct BlockOnNoop {
 }
 
 impl Workload for BlockOnNoop {
-    type Local = ();
+    crate::workload::no_local_state!();
     type Output = ();
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
-    }
     fn op(&self, _: &mut ()) {
         self.runtime.block_on(async {})
     }
@@ -244,13 +200,10 @@ impl AsyncWorkload for SpawnBlockingNoop {
     fn deterministic(&self) -> bool {
         false
     }
-    type Local = ();
+    crate::workload::no_local_state!();
     type Output = ();
     fn runtime(&self) -> &tokio::runtime::Runtime {
         &self.runtime
-    }
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
     }
     async fn op(&self, _: &mut ()) {
         tokio::task::spawn_blocking(|| ()).await.expect("blocking task")

@@ -381,6 +381,28 @@ impl<W: AsyncWorkload> Concurrent for AsyncCrew<W> {
     }
 }
 
+/// The [`Prepared`] methods a shape's wrapper (`self.0` the workload) hands to its workload
+/// as they are: the checks, the release, the observations, the tallies and determinism.
+macro_rules! hands_checks_to_its_workload {
+    () => {
+        fn verify(&self, phase: Phase) -> anyhow::Result<()> {
+            self.0.verify(phase)
+        }
+        fn teardown(&self) -> anyhow::Result<()> {
+            self.0.teardown()
+        }
+        fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
+            self.0.observe()
+        }
+        fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+            self.0.tally()
+        }
+        fn deterministic(&self) -> bool {
+            self.0.deterministic()
+        }
+    };
+}
+
 impl<W: Workload> Prepared for Blocking<W> {
     fn shape(&self) -> Shape {
         Shape::Blocking
@@ -389,24 +411,10 @@ impl<W: Workload> Prepared for Blocking<W> {
         let local = self.0.local(index)?;
         Ok(Box::new(BlockingBench { workload: Arc::clone(&self.0), local }))
     }
-    fn verify(&self, phase: Phase) -> anyhow::Result<()> {
-        self.0.verify(phase)
-    }
-    fn teardown(&self) -> anyhow::Result<()> {
-        self.0.teardown()
-    }
     fn resets_per_op(&self) -> bool {
         W::RESET_PER_OP
     }
-    fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
-        self.0.observe()
-    }
-    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
-        self.0.tally()
-    }
-    fn deterministic(&self) -> bool {
-        self.0.deterministic()
-    }
+    hands_checks_to_its_workload!();
     fn steps(&self) -> Option<Vec<u64>> {
         self.0.steps()
     }
@@ -426,19 +434,5 @@ impl<W: AsyncWorkload> Prepared for Async<W> {
             .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(Some(Box::new(AsyncCrew { workload: Arc::clone(&self.0), locals })))
     }
-    fn verify(&self, phase: Phase) -> anyhow::Result<()> {
-        self.0.verify(phase)
-    }
-    fn teardown(&self) -> anyhow::Result<()> {
-        self.0.teardown()
-    }
-    fn observe(&self) -> anyhow::Result<Vec<(&'static str, i64)>> {
-        self.0.observe()
-    }
-    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
-        self.0.tally()
-    }
-    fn deterministic(&self) -> bool {
-        self.0.deterministic()
-    }
+    hands_checks_to_its_workload!();
 }

@@ -50,6 +50,56 @@ pub struct WorkloadDef {
     pub shareable: bool,
 }
 
+/// Builds a workload's definition in a `static`: [`WorkloadDef::new`] gives the common case
+/// and each method below changes one thing, so a definition says only how it differs.
+impl WorkloadDef {
+    /// A visible workload that talks to no server, has no op floor nor ceiling, and whose
+    /// state measuring threads may share.
+    pub const fn new(
+        name: &'static str,
+        about: &'static str,
+        params: &'static [ParamSpec],
+        setup: fn(&SetupContext) -> anyhow::Result<Box<dyn Prepared>>,
+    ) -> WorkloadDef {
+        WorkloadDef {
+            name,
+            about,
+            params,
+            hidden: false,
+            setup,
+            servers: no_servers,
+            op_floor: OpFloor::None,
+            ops_ceiling: no_ceiling,
+            shareable: true,
+        }
+    }
+
+    /// Talks to the servers `servers` names, every op at least one round trip to them.
+    pub const fn served_by(self, servers: fn(&SetupContext) -> Vec<(Server, String)>) -> WorkloadDef {
+        WorkloadDef { servers, op_floor: OpFloor::RoundTrip, ..self }
+    }
+
+    /// With the op floor `op_floor` instead.
+    pub const fn floor(self, op_floor: OpFloor) -> WorkloadDef {
+        WorkloadDef { op_floor, ..self }
+    }
+
+    /// With the ceiling `ops_ceiling` of its scheme.
+    pub const fn ceiling(self, ops_ceiling: fn(&SetupContext) -> Option<OpsCeiling>) -> WorkloadDef {
+        WorkloadDef { ops_ceiling, ..self }
+    }
+
+    /// Left out of `list` and configurations (the fault injectors and probes of tests).
+    pub const fn hidden(self) -> WorkloadDef {
+        WorkloadDef { hidden: true, ..self }
+    }
+
+    /// Its state is not shared by several measuring threads (it resets shared state per op).
+    pub const fn unshared(self) -> WorkloadDef {
+        WorkloadDef { shareable: false, ..self }
+    }
+}
+
 /// The fastest an op can plausibly be, so that a faster score is flagged (the op may have
 /// been optimized away or served from somewhere it should not be).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

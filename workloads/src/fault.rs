@@ -30,17 +30,7 @@ const PARAMS: &[ParamSpec] = &[AFTER_MS, FORK];
 
 macro_rules! fault {
     ($name:literal, $about:literal, $fault:expr) => {
-        WorkloadDef {
-            name: $name,
-            about: $about,
-            params: PARAMS,
-            hidden: true,
-            setup: |ctx| setup(ctx, $fault),
-            servers: crate::def::no_servers,
-            op_floor: crate::def::OpFloor::None,
-            ops_ceiling: crate::def::no_ceiling,
-            shareable: true,
-        }
+        WorkloadDef::new($name, $about, PARAMS, |ctx| setup(ctx, $fault)).hidden()
     };
 }
 
@@ -55,19 +45,15 @@ pub static WORKLOADS: &[WorkloadDef] = &[
     fault!("fault/stdout_flood", "writes 64 KiB to stdout and stderr per op, then ends normally", Fault::Flood),
     fault!("fault/setup_error", "setup returns an error", Fault::SetupError),
     fault!("fault/verify_error", "the correctness check after measuring fails", Fault::VerifyError),
-    WorkloadDef {
-        name: "fault/skips_statement",
-        about: "sql/thread_select_by_id whose op commits an empty transaction: its checks pass, the server's counts do not",
-        params: &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES],
-        hidden: true,
-        setup: |ctx| {
-            Ok(blocking(SkipsStatement(crate::sql::ThreadSelect::create(&crate::sql::SqlConfig::from(ctx)?)?)))
-        },
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-    },
+    WorkloadDef::new(
+        "fault/skips_statement",
+        "sql/thread_select_by_id whose op commits an empty transaction: its checks pass, the server's counts do not",
+        &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES],
+        |ctx| Ok(blocking(SkipsStatement(crate::sql::ThreadSelect::create(&crate::sql::SqlConfig::from(ctx)?)?))),
+    )
+    .served_by(crate::db::servers)
+    .floor(crate::def::OpFloor::None)
+    .hidden(),
 ];
 
 /// `db` of `fault/skips_statement`: only a server keeps the counts that catch it.
@@ -78,11 +64,8 @@ const POSTGRES: ParamSpec = ParamSpec { defaults: &["postgres"], ..crate::db::DB
 struct SkipsStatement(crate::sql::ThreadSelect);
 
 impl Workload for SkipsStatement {
-    type Local = ();
+    crate::workload::no_local_state!();
     type Output = i64;
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
-    }
     fn op(&self, _: &mut ()) -> i64 {
         let crate::db::Db::Postgres(pg) = &self.0.fixture().0 else { return 1 };
         let mut conn = pg.pool.get().expect("a pooled connection");

@@ -13,16 +13,11 @@ use std::hint::black_box;
 const ROWS: i64 = 100;
 
 /// The planted group (hidden: `--hidden` lists it).
-pub static WORKLOADS: &[WorkloadDef] = &[WorkloadDef {
-    name: "planted/select",
-    about: "select one row by id from in-memory SQLite; `plant` adds a statement, an allocation or a Vec clone per op",
-    params: &[PLANT],
-    hidden: true,
-    servers: crate::def::no_servers,
-    op_floor: crate::def::OpFloor::None,
-    ops_ceiling: crate::def::no_ceiling,
-    shareable: true,
-    setup: |ctx| {
+pub static WORKLOADS: &[WorkloadDef] = &[WorkloadDef::new(
+    "planted/select",
+    "select one row by id from in-memory SQLite; `plant` adds a statement, an allocation or a Vec clone per op",
+    &[PLANT],
+    |ctx| {
         let plant = match ctx.params.get("plant")? {
             "statement" => Plant::Statement,
             "allocation" => Plant::Allocation,
@@ -31,7 +26,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[WorkloadDef {
         };
         Ok(blocking(Planted { plant, values: (0..256).collect() }))
     },
-}];
+)
+.hidden()];
 
 const PLANT: ParamSpec = ParamSpec {
     name: "plant",

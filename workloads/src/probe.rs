@@ -15,51 +15,32 @@ const IN_FLIGHT: Duration = Duration::from_micros(200);
 
 /// The probe group (hidden: `--hidden` lists them).
 pub static WORKLOADS: &[WorkloadDef] = &[
-    WorkloadDef {
-        name: "probe/thread_in_flight",
-        about: "blocking op that sleeps 200 µs and records how many ops were in flight at once",
-        params: &[],
-        hidden: true,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |_| Ok(blocking(InFlight::default())),
-    },
-    WorkloadDef {
-        name: "probe/task_in_flight",
-        about: "async op that sleeps 200 µs on the runtime and records how many ops were in flight at once",
-        params: &[],
-        hidden: true,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |_| {
-            Ok(asynchronous(TaskInFlight { runtime: crate::current_thread_runtime()?, counts: InFlight::default() }))
-        },
-    },
-    WorkloadDef {
-        name: "probe/every_50th_sleeps",
-        about: "2 µs of spinning; every 50th op also sleeps 1 ms (a known latency distribution)",
-        params: &[],
-        hidden: true,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |_| Ok(blocking(Every50thSleeps::default())),
-    },
-    WorkloadDef {
-        name: "probe/fixed_service",
-        about: "spins a fixed time per op; with stall_ms, the first op after every stall_every_ms also sleeps stall_ms",
-        params: &[SERVICE_US, STALL_MS, STALL_EVERY_MS],
-        hidden: true,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| {
+    WorkloadDef::new(
+        "probe/thread_in_flight",
+        "blocking op that sleeps 200 µs and records how many ops were in flight at once",
+        &[],
+        |_| Ok(blocking(InFlight::default())),
+    )
+    .hidden(),
+    WorkloadDef::new(
+        "probe/task_in_flight",
+        "async op that sleeps 200 µs on the runtime and records how many ops were in flight at once",
+        &[],
+        |_| Ok(asynchronous(TaskInFlight { runtime: crate::current_thread_runtime()?, counts: InFlight::default() })),
+    )
+    .hidden(),
+    WorkloadDef::new(
+        "probe/every_50th_sleeps",
+        "2 µs of spinning; every 50th op also sleeps 1 ms (a known latency distribution)",
+        &[],
+        |_| Ok(blocking(Every50thSleeps::default())),
+    )
+    .hidden(),
+    WorkloadDef::new(
+        "probe/fixed_service",
+        "spins a fixed time per op; with stall_ms, the first op after every stall_every_ms also sleeps stall_ms",
+        &[SERVICE_US, STALL_MS, STALL_EVERY_MS],
+        |ctx| {
             Ok(blocking(FixedService {
                 service: Duration::from_micros(ctx.params.int("service_us")? as u64),
                 stall: Duration::from_millis(ctx.params.int("stall_ms")? as u64),
@@ -67,7 +48,8 @@ pub static WORKLOADS: &[WorkloadDef] = &[
                 last_stall: std::sync::Mutex::new(Instant::now()),
             }))
         },
-    },
+    )
+    .hidden(),
 ];
 
 const SERVICE_US: ParamSpec = ParamSpec {
@@ -109,11 +91,8 @@ pub struct FixedService {
 }
 
 impl Workload for FixedService {
-    type Local = ();
+    crate::workload::no_local_state!();
     type Output = ();
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
-    }
     fn op(&self, _: &mut ()) {
         let start = Instant::now();
         if !self.stall.is_zero() {
@@ -152,11 +131,8 @@ impl InFlight {
 }
 
 impl Workload for InFlight {
-    type Local = ();
+    crate::workload::no_local_state!();
     type Output = ();
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
-    }
     fn op(&self, _: &mut ()) {
         self.enter();
         std::thread::sleep(IN_FLIGHT);
@@ -177,13 +153,10 @@ pub struct TaskInFlight {
 }
 
 impl AsyncWorkload for TaskInFlight {
-    type Local = ();
+    crate::workload::no_local_state!();
     type Output = ();
     fn runtime(&self) -> &tokio::runtime::Runtime {
         &self.runtime
-    }
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
     }
     async fn op(&self, _: &mut ()) {
         self.counts.enter();
@@ -205,11 +178,8 @@ pub struct Every50thSleeps {
 }
 
 impl Workload for Every50thSleeps {
-    type Local = ();
+    crate::workload::no_local_state!();
     type Output = ();
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
-    }
     fn op(&self, _: &mut ()) {
         spin_until(Instant::now() + Duration::from_micros(2));
         if self.ops.fetch_add(1, Ordering::Relaxed) % 50 == 49 {

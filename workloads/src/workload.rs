@@ -104,3 +104,15 @@ pub trait AsyncWorkload: Send + Sync + 'static {
         Ok(vec![])
     }
 }
+
+/// `type Local = ()` and its `local`, in a [`Workload`] or [`AsyncWorkload`] impl whose
+/// measurers keep no state of their own.
+macro_rules! no_local_state {
+    () => {
+        type Local = ();
+        fn local(&self, _: usize) -> anyhow::Result<()> {
+            Ok(())
+        }
+    };
+}
+pub(crate) use no_local_state;

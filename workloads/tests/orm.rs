@@ -5,7 +5,7 @@
 mod common;
 use common::on_every_backend;
 
-use workloads::db::{Backend, DbConfig, Storage};
+use workloads::db::{Backend, DbConfig};
 use workloads::ids::{IdKind, IdsCase, SelectById};
 use workloads::orm::{
     DieselAsyncSelect, DieselIdsBatchInsert, DieselIdsInsertGrowth, DieselIdsSelectById, DieselIdsSelectByName,
@@ -16,24 +16,12 @@ use workloads::{AsyncWorkload, Phase, Workload};
 
 const ROWS: usize = 50;
 
-fn cfg(backend: Backend, database_url: String) -> SqlConfig {
-    SqlConfig { db: DbConfig { backend, pool_size: 3, database_url }, row_count: ROWS }
-}
-
-fn sqlite_configs() -> Vec<SqlConfig> {
-    vec![cfg(Backend::Sqlite(Storage::Memory), String::new()), cfg(Backend::Sqlite(Storage::File), String::new())]
-}
-
-fn postgres_config() -> SqlConfig {
-    cfg(Backend::Postgres, common::postgres())
-}
-
 on_every_backend!(
     every_diesel_shape_answers_as_the_raw_driver_does,
     every_diesel_shape_answers_as_the_raw_driver_does_postgres,
     every_diesel_shape_answers_as_the_raw_driver_does_on,
-    sqlite_configs(),
-    postgres_config()
+    common::sqlite_sql_configs(ROWS),
+    common::postgres_sql_config(ROWS)
 );
 
 fn every_diesel_shape_answers_as_the_raw_driver_does_on(cfg: SqlConfig) {
@@ -67,8 +55,8 @@ on_every_backend!(
     diesel_fetches_every_kinds_rows_as_the_raw_driver_does,
     diesel_fetches_every_kinds_rows_as_the_raw_driver_does_postgres,
     diesel_fetches_every_kinds_rows_as_the_raw_driver_does_on,
-    sqlite_configs(),
-    postgres_config()
+    common::sqlite_sql_configs(ROWS),
+    common::postgres_sql_config(ROWS)
 );
 
 fn diesel_fetches_every_kinds_rows_as_the_raw_driver_does_on(cfg: SqlConfig) {
@@ -135,8 +123,8 @@ on_every_backend!(
     diesel_batch_inserts_every_kinds_rows,
     diesel_batch_inserts_every_kinds_rows_postgres,
     diesel_batch_inserts_every_kinds_rows_on,
-    sqlite_configs(),
-    postgres_config()
+    common::sqlite_sql_configs(ROWS),
+    common::postgres_sql_config(ROWS)
 );
 
 fn diesel_batch_inserts_every_kinds_rows_on(cfg: SqlConfig) {
@@ -159,8 +147,8 @@ on_every_backend!(
     diesel_counts_names_and_grows_every_kinds_table,
     diesel_counts_names_and_grows_every_kinds_table_postgres,
     diesel_counts_names_and_grows_every_kinds_table_on,
-    sqlite_configs(),
-    postgres_config()
+    common::sqlite_sql_configs(ROWS),
+    common::postgres_sql_config(ROWS)
 );
 
 fn diesel_counts_names_and_grows_every_kinds_table_on(cfg: SqlConfig) {

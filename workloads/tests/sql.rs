@@ -9,20 +9,6 @@ use workloads::sql::{AsyncSelect, SpawnBlockingSelect, SqlConfig, ThreadSelect, 
 
 const ROWS: usize = 60;
 
-fn cfg(backend: Backend, database_url: String) -> SqlConfig {
-    SqlConfig { db: DbConfig { backend, pool_size: 3, database_url }, row_count: ROWS }
-}
-
-/// Both SQLite storages.
-fn sqlite_configs() -> Vec<SqlConfig> {
-    vec![cfg(Backend::Sqlite(Storage::Memory), String::new()), cfg(Backend::Sqlite(Storage::File), String::new())]
-}
-
-/// PostgreSQL at `DATABASE_URL` (the test fails when it does not answer).
-fn postgres_config() -> SqlConfig {
-    cfg(Backend::Postgres, common::postgres())
-}
-
 fn count(db: &Db) -> i64 {
     db.query_i64s("SELECT COUNT(*) FROM benchmark_users").unwrap()[0]
 }
@@ -33,8 +19,8 @@ on_every_backend!(
     every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree,
     every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_postgres,
     every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_on,
-    sqlite_configs(),
-    postgres_config()
+    common::sqlite_sql_configs(ROWS),
+    common::postgres_sql_config(ROWS)
 );
 
 fn every_shape_counts_one_row_per_seeded_id_none_for_absent_and_they_agree_on(cfg: SqlConfig) {
@@ -61,8 +47,8 @@ on_every_backend!(
     seeding_leaves_exactly_row_count_rows_with_their_values,
     seeding_leaves_exactly_row_count_rows_with_their_values_postgres,
     seeding_leaves_exactly_row_count_rows_with_their_values_on,
-    sqlite_configs(),
-    postgres_config()
+    common::sqlite_sql_configs(ROWS),
+    common::postgres_sql_config(ROWS)
 );
 
 fn seeding_leaves_exactly_row_count_rows_with_their_values_on(cfg: SqlConfig) {
@@ -82,8 +68,8 @@ on_every_backend!(
     rollback_leaves_no_trace_and_commit_persists,
     rollback_leaves_no_trace_and_commit_persists_postgres,
     rollback_leaves_no_trace_and_commit_persists_on,
-    sqlite_configs(),
-    postgres_config()
+    common::sqlite_sql_configs(ROWS),
+    common::postgres_sql_config(ROWS)
 );
 
 fn rollback_leaves_no_trace_and_commit_persists_on(cfg: SqlConfig) {
@@ -99,8 +85,8 @@ on_every_backend!(
     all_pooled_connections_see_the_same_data,
     all_pooled_connections_see_the_same_data_postgres,
     all_pooled_connections_see_the_same_data_on,
-    sqlite_configs(),
-    postgres_config()
+    common::sqlite_sql_configs(ROWS),
+    common::postgres_sql_config(ROWS)
 );
 
 fn all_pooled_connections_see_the_same_data_on(cfg: SqlConfig) {

@@ -186,6 +186,30 @@ impl Case {
             text,
         }
     }
+
+    /// The case with a fork-level test's fields: its ratio, interval and p-value, the forks
+    /// that entered it, the runs per side, each fork pair's ratio and both builds'
+    /// instructions per op (throughput and latency write the same fields).
+    pub(crate) fn with_fork_test(
+        self,
+        test: Option<&crate::stats::fork_test::ForkTest>,
+        forks: (usize, usize),
+        runs: Option<(usize, usize)>,
+        pairs: &[f64],
+        instructions: Option<(f64, f64)>,
+    ) -> Case {
+        Case {
+            ratio: test.map(|t| t.ratio),
+            lower: test.map(|t| t.lower),
+            upper: test.map(|t| t.upper),
+            p_value: test.map(|t| t.p_value),
+            forks: Some([forks.0, forks.1]),
+            runs: runs.map(|(b, n)| [b, n]),
+            pairs: pairs.to_vec(),
+            instructions: instructions.map(|(base, new)| InstructionPair { base, new, ratio: new / base }),
+            ..self
+        }
+    }
 }
 
 #[cfg(test)]

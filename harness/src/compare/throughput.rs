@@ -12,7 +12,7 @@
 //! "no change (within ±band)" when it lies inside. Separate runs also compare their drift
 //! canaries: where the machine itself changed speed beyond the band, every difference says so.
 
-mod gate;
+pub(crate) mod gate;
 mod render;
 
 pub(crate) use gate::comparison;

@@ -7,7 +7,7 @@ use plotters::coord::ranged1d::{Ranged, SegmentValue, ValueFormatter};
 use plotters::prelude::*;
 
 /// The tick labels' font of every chart.
-const TICK_FONT: (&str, u32) = ("sans-serif", 12);
+pub(super) const TICK_FONT: (&str, u32) = ("sans-serif", 12);
 /// The axis descriptions' font of every chart.
 const AXIS_FONT: (&str, u32) = ("sans-serif", 13);
 
@@ -33,6 +33,61 @@ where
         .x_label_formatter(&fmt)
         .y_label_formatter(&fmt)
         .draw()?;
+    Ok(())
+}
+
+/// An SVG drawing of `size` on white: `draw` paints the area, and the text is returned.
+pub(super) fn svg<F>(size: (u32, u32), draw: F) -> anyhow::Result<String>
+where
+    F: FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> anyhow::Result<()>,
+{
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE)?;
+        draw(&root)?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// The frame of every line chart, set up once: its title on top, the margins and the room
+/// for the tick labels (`margin_right` leaves room for the last x label).
+fn line_frame<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, plotters::coord::Shift>,
+    title: &'b str,
+    margin_right: u32,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .margin_right(margin_right)
+        .x_label_area_size(40)
+        .y_label_area_size(70);
+    builder
+}
+
+/// Draws each line with a dot per point and its legend entry, in the colour `colour` picks.
+fn draw_lines<DB, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    lines: &[Line],
+    colour: impl Fn(usize) -> RGBAColor,
+) -> anyhow::Result<()>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for (i, line) in lines.iter().enumerate() {
+        let color = colour(i);
+        chart
+            .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))?
+            .label(line.name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+        chart.draw_series(line.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+    }
     Ok(())
 }
 
@@ -115,10 +170,7 @@ pub(crate) fn bars(chart: &BarChart) -> anyhow::Result<String> {
     let legend = u32::from(chart.series_key.is_some());
     let notes = NOTE_HEIGHT * (chart.notes.len() as u32 + legend);
     let size = (label_width + 620, 120 + 26 * n + notes);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        root.fill(&WHITE)?;
+    svg(size, |root| {
         let (upper, lower) = root.split_vertically(size.1 - notes);
         bar_area(&upper, chart, label_width)?;
         let font = ("sans-serif", 13).into_font().color(&BLACK);
@@ -136,9 +188,8 @@ pub(crate) fn bars(chart: &BarChart) -> anyhow::Result<String> {
             let at = (label_width as i32, ((i as u32 + legend) * NOTE_HEIGHT) as i32);
             lower.draw(&Text::new(note.clone(), at, font.clone()))?;
         }
-        root.present()?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 /// The axes, bars, whiskers and legend of [`bars`] on `area`.
@@ -203,29 +254,14 @@ pub(crate) fn lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> 
     let xs = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
     let x_max = xs.fold(0.0, f64::max);
     let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (900, 520)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
+    svg((900, 520), |root| {
+        let mut chart = line_frame(root, title, 12)
             .build_cartesian_2d(0.0..(x_max * 1.05).max(1.0), 0.0..(y_max * 1.1).max(1.0))?;
         number_mesh(&mut chart, (x_desc, y_desc))?;
-        for (i, line) in lines.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            chart
-                .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))?
-                .label(line.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-            chart.draw_series(line.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
-        }
+        draw_lines(&mut chart, lines, |i| Palette99::pick(i).to_rgba())?;
         chart.configure_series_labels().background_style(WHITE.mix(0.9)).border_style(BLACK).draw()?;
-        root.present()?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 /// Growth curves in two panels over table rows (log scale): rows inserted per second, each
@@ -237,10 +273,7 @@ pub(crate) fn growth(title: &str, curves: &[crate::report::growth::Curve]) -> an
     let rate_max = points().map(|p| p.rate.2).fold(0.0, f64::max).max(1.0) * 1.1;
     let wal = || points().filter_map(|p| p.wal_per_row).filter(|w| *w > 0.0);
     let wal_range = (wal().fold(f64::INFINITY, f64::min).min(1e9) * 0.9, wal().fold(0.0, f64::max).max(1.0) * 1.1);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (900, 760)).into_drawing_area();
-        root.fill(&WHITE)?;
+    svg((900, 760), |root| {
         let root = root.titled(title, ("sans-serif", 18))?;
         let (upper, lower) = root.split_vertically(430);
         let mut top = ChartBuilder::on(&upper)
@@ -270,9 +303,8 @@ pub(crate) fn growth(title: &str, curves: &[crate::report::growth::Curve]) -> an
             .border_style(BLACK)
             .draw()?;
         wal_panel(&lower, (x0, x1), wal_range, curves)?;
-        root.present()?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 /// The lower panel of [`growth`]: WAL bytes per row against table rows, one line per kind, on
@@ -309,26 +341,10 @@ pub(crate) fn latency_curve(title: &str, closed: Option<f64>, lines: &[Line]) ->
     let x1 = points().map(|p| p.0).chain(closed).fold(0.0, f64::max).max(1.0) * 1.08;
     let y0 = points().map(|p| p.1).fold(f64::INFINITY, f64::min).clamp(0.01, 1e9) / 1.5;
     let y1 = points().map(|p| p.1).fold(0.0, f64::max).max(y0 * 10.0) * 1.5;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (900, 520)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .margin_right(40)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0.0..x1, (y0..y1).log_scale())?;
+    svg((900, 520), |root| {
+        let mut chart = line_frame(root, title, 40).build_cartesian_2d(0.0..x1, (y0..y1).log_scale())?;
         number_mesh(&mut chart, ("achieved ops/s (open loop)", "latency from the intended start, µs (log scale)"))?;
-        for (i, line) in lines.iter().enumerate() {
-            let color = series_colour(i);
-            chart
-                .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))?
-                .label(line.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-            chart.draw_series(line.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
-        }
+        draw_lines(&mut chart, lines, |i| series_colour(i).to_rgba())?;
         if let Some(c) = closed {
             chart
                 .draw_series(DashedLineSeries::new([(c, y0), (c, y1)], 6, 4, BLACK.stroke_width(1)))?
@@ -341,9 +357,8 @@ pub(crate) fn latency_curve(title: &str, closed: Option<f64>, lines: &[Line]) ->
             .background_style(WHITE.mix(0.9))
             .border_style(BLACK)
             .draw()?;
-        root.present()?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 #[cfg(test)]

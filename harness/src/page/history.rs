@@ -239,11 +239,8 @@ fn chart(s: &Series, points: &[(&ChangePoint, Option<&Confirmation>)]) -> anyhow
     let pad = ((hi - lo).abs() * 0.1).max(hi.abs() * 0.01).max(1e-9);
     let n = s.commits.len().max(2) as f64;
     let labels: Vec<String> = s.commits.iter().map(|c| short(&c.commit)[..7.min(c.commit.len())].to_string()).collect();
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (900, 360)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
+    super::charts::svg((900, 360), |root| {
+        let mut chart = ChartBuilder::on(root)
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(80)
@@ -257,7 +254,7 @@ fn chart(s: &Series, points: &[(&ChangePoint, Option<&Confirmation>)]) -> anyhow
             .y_label_formatter(&y_label)
             .x_desc("commit")
             .y_desc(s.key.metric.as_str())
-            .label_style(("sans-serif", 12))
+            .label_style(super::charts::TICK_FONT)
             .draw()?;
         let band: Vec<(f64, f64)> = s
             .commits
@@ -274,9 +271,8 @@ fn chart(s: &Series, points: &[(&ChangePoint, Option<&Confirmation>)]) -> anyhow
             let x = at as f64 - 0.5;
             mark(&mut chart, vec![(x, lo - pad), (x, hi + pad)], standing(*d))?;
         }
-        root.present()?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 /// A change point's vertical line in the colour of its standing: solid red confirmed, grey

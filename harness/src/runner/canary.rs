@@ -5,7 +5,7 @@
 
 use super::{RunContext, collect};
 use crate::progress::Progress;
-use crate::protocol::{PROTOCOL_VERSION, Task};
+use crate::protocol::Task;
 use crate::report::meta::{Canary, CanaryReading};
 use crate::report::{ForkStatus, Iteration, Report};
 use std::time::Duration;
@@ -21,24 +21,7 @@ const ITERATION: Duration = Duration::from_millis(25);
 const WARMUP: Duration = Duration::from_millis(50);
 
 fn task() -> Task {
-    Task {
-        protocol: PROTOCOL_VERSION,
-        workload: WORKLOAD.into(),
-        params: Default::default(),
-        fork_index: 0,
-        warmup_iterations: 1,
-        warmup_nanos: WARMUP.as_nanos() as u64,
-        iterations: ITERATIONS,
-        iteration_nanos: ITERATION.as_nanos() as u64,
-        database_url: String::new(),
-        instructions: None,
-        count_allocations: false,
-        threads: 1,
-        sample: false,
-        lockstep: false,
-        io: None,
-        rate: None,
-    }
+    Task::timed(WORKLOAD, (1, WARMUP.as_nanos() as u64), (ITERATIONS, ITERATION.as_nanos() as u64))
 }
 
 /// Times the canary once (`at` is `start` or `end`) with this build, on the run's CPUs, and

@@ -297,7 +297,8 @@ fn look(
         budget: plan.max_pairs.saturating_sub(ratios.len()),
         per_pair,
     };
-    progress.interval(label, ratios.len(), test.as_ref(), stop, &left);
+    let standing = crate::progress::Standing { label, pairs: ratios.len(), test: test.as_ref(), stop, left: &left };
+    progress.interval(&standing);
     stop
 }
 

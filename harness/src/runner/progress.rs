@@ -231,24 +231,7 @@ pub(super) mod tests {
 
     /// A small task for protocol tests.
     pub(in crate::runner) fn task() -> Task {
-        Task {
-            protocol: PROTOCOL_VERSION,
-            workload: "baseline/noop".into(),
-            params: Default::default(),
-            fork_index: 0,
-            warmup_iterations: 1,
-            warmup_nanos: 1,
-            iterations: 2,
-            iteration_nanos: 1,
-            database_url: String::new(),
-            instructions: None,
-            count_allocations: false,
-            threads: 1,
-            sample: false,
-            lockstep: false,
-            io: None,
-            rate: None,
-        }
+        Task::timed("baseline/noop", (1, 1), (2, 1))
     }
 
     fn progress(t: &Task) -> Progress<'_> {

@@ -70,50 +70,24 @@ pub const CACHE_SIZE: ParamSpec = ParamSpec {
 
 /// The cache group.
 pub static WORKLOADS: &[WorkloadDef] = &[
-    WorkloadDef {
-        name: "cache/moka_hit",
-        about: "get of a present key from a bounded moka cache",
-        params: &[CACHE_SIZE],
-        hidden: false,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(blocking(MokaHit::create(size(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "cache/near_hit",
-        about: "get through a near cache, served by its moka front",
-        params: &[CACHE_SIZE],
-        hidden: false,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(asynchronous(NearLocal::create(size(ctx)?, false)?)),
-    },
-    WorkloadDef {
-        name: "cache/read_through_miss",
-        about: "invalidate the key in the front, then get: one load from the back store refills it",
-        params: &[CACHE_SIZE],
-        hidden: false,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(asynchronous(NearLocal::create(size(ctx)?, true)?)),
-    },
-    WorkloadDef {
-        name: "cache/hashmap_hit",
-        about: "get of a present key from a concurrent hash map (DashMap): the floor",
-        params: &[CACHE_SIZE],
-        hidden: false,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(blocking(HashMapHit::create(size(ctx)?))),
-    },
+    WorkloadDef::new("cache/moka_hit", "get of a present key from a bounded moka cache", &[CACHE_SIZE], |ctx| {
+        Ok(blocking(MokaHit::create(size(ctx)?)?))
+    }),
+    WorkloadDef::new("cache/near_hit", "get through a near cache, served by its moka front", &[CACHE_SIZE], |ctx| {
+        Ok(asynchronous(NearLocal::create(size(ctx)?, false)?))
+    }),
+    WorkloadDef::new(
+        "cache/read_through_miss",
+        "invalidate the key in the front, then get: one load from the back store refills it",
+        &[CACHE_SIZE],
+        |ctx| Ok(asynchronous(NearLocal::create(size(ctx)?, true)?)),
+    ),
+    WorkloadDef::new(
+        "cache/hashmap_hit",
+        "get of a present key from a concurrent hash map (DashMap): the floor",
+        &[CACHE_SIZE],
+        |ctx| Ok(blocking(HashMapHit::create(size(ctx)?))),
+    ),
 ];
 
 fn size(ctx: &SetupContext) -> anyhow::Result<u64> {

@@ -10,56 +10,48 @@ use crate::{AsyncWorkload, Phase, Workload, WorkloadDef, asynchronous, blocking}
 
 /// The I/O faults.
 pub static WORKLOADS: &[WorkloadDef] = &[
-    WorkloadDef {
-        name: "fault/extra_round_trip",
-        about: "sql/thread_select_by_id with a `SELECT 1` after every op: its checks pass, one more round trip per op on PostgreSQL",
-        params: &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES],
-        hidden: true,
-        setup: |ctx| {
-            Ok(blocking(ExtraRoundTrip(crate::sql::ThreadSelect::create(&crate::sql::SqlConfig::from(ctx)?)?)))
+    WorkloadDef::new(
+        "fault/extra_round_trip",
+        "sql/thread_select_by_id with a `SELECT 1` after every op: its checks pass, one more round trip per op on PostgreSQL",
+        &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES],
+        |ctx| {
+            Ok(blocking(AfterTwin::create(ctx, Extra::SelectOne)?))
         },
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-    },
-    WorkloadDef {
-        name: "fault/n_plus_one",
-        about: "sql/thread_select_by_id, then a list of 5 ids and one select per listed row (N+1): its checks pass, 6 more statements per op",
-        params: &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES],
-        hidden: true,
-        setup: |ctx| Ok(blocking(NPlusOne(crate::sql::ThreadSelect::create(&crate::sql::SqlConfig::from(ctx)?)?))),
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-    },
-    WorkloadDef {
-        name: "fault/missing_index",
-        about: "sql/thread_select_by_id on a table whose primary key was dropped after seeding: the same statements and round trips, and a full scan per op",
-        params: &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES],
-        hidden: true,
-        setup: |ctx| {
+    )
+    .served_by(crate::db::servers)
+    .floor(crate::def::OpFloor::None)
+    .hidden(),
+    WorkloadDef::new(
+        "fault/n_plus_one",
+        "sql/thread_select_by_id, then a list of 5 ids and one select per listed row (N+1): its checks pass, 6 more statements per op",
+        &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES],
+        |ctx| Ok(blocking(AfterTwin::create(ctx, Extra::NPlusOne)?)),
+    )
+    .served_by(crate::db::servers)
+    .floor(crate::def::OpFloor::None)
+    .hidden(),
+    WorkloadDef::new(
+        "fault/missing_index",
+        "sql/thread_select_by_id on a table whose primary key was dropped after seeding: the same statements and round trips, and a full scan per op",
+        &[crate::sql::ROW_COUNT, crate::sql::POOL_SIZE, POSTGRES],
+        |ctx| {
             let select = crate::sql::ThreadSelect::create(&crate::sql::SqlConfig::from(ctx)?)?;
             drop_primary_key(&select.fixture().0)?;
             Ok(blocking(select))
         },
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-    },
-    WorkloadDef {
-        name: "fault/extra_get",
-        about: "redis/redis_rs_get with one GET too many per op: its checks pass, two GETs per op",
-        params: REDIS_PARAMS,
-        hidden: true,
-        setup: |ctx| Ok(asynchronous(ExtraGet(RedisRsGet::create(&RedisCase::from(ctx)?)?))),
-        servers: crate::redis::servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-    },
+    )
+    .served_by(crate::db::servers)
+    .floor(crate::def::OpFloor::None)
+    .hidden(),
+    WorkloadDef::new(
+        "fault/extra_get",
+        "redis/redis_rs_get with one GET too many per op: its checks pass, two GETs per op",
+        REDIS_PARAMS,
+        |ctx| Ok(asynchronous(ExtraGet(RedisRsGet::create(&RedisCase::from(ctx)?)?))),
+    )
+    .served_by(crate::redis::servers)
+    .floor(crate::def::OpFloor::None)
+    .hidden(),
 ];
 
 /// `db` of `fault/extra_round_trip`: PostgreSQL, where the extra statement is a round trip.
@@ -88,21 +80,32 @@ fn drop_primary_key(db: &crate::db::Db) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `fault/extra_round_trip`: its twin's op, then `SELECT 1` on a pooled connection.
-struct ExtraRoundTrip(crate::sql::ThreadSelect);
+/// What an SQL I/O fault does after its twin's op (`sql/thread_select_by_id`).
+#[derive(Clone, Copy)]
+enum Extra {
+    /// `fault/extra_round_trip`: `SELECT 1` on a pooled connection.
+    SelectOne,
+    /// `fault/n_plus_one`: a list of [`LISTED`] ids, then one select per listed row.
+    NPlusOne,
+}
 
-impl Workload for ExtraRoundTrip {
-    type Local = <crate::sql::ThreadSelect as Workload>::Local;
-    type Output = i64;
-    fn deterministic(&self) -> bool {
-        Workload::deterministic(&self.0)
+/// Rows `fault/n_plus_one` lists per op.
+const LISTED: i64 = 5;
+
+/// An SQL I/O fault: its twin's op, then its [`Extra`]; the twin's checks pass.
+struct AfterTwin {
+    twin: crate::sql::ThreadSelect,
+    extra: Extra,
+}
+
+impl AfterTwin {
+    fn create(ctx: &crate::SetupContext, extra: Extra) -> anyhow::Result<AfterTwin> {
+        Ok(AfterTwin { twin: crate::sql::ThreadSelect::create(&crate::sql::SqlConfig::from(ctx)?)?, extra })
     }
-    fn local(&self, thread: usize) -> anyhow::Result<Self::Local> {
-        Workload::local(&self.0, thread)
-    }
-    fn op(&self, local: &mut Self::Local) -> i64 {
-        let found = Workload::op(&self.0, local);
-        let one: i64 = match &self.0.fixture().0 {
+
+    /// `SELECT 1` on a pooled connection: 1.
+    fn select_one(&self) -> i64 {
+        match &self.twin.fixture().0 {
             crate::db::Db::Postgres(pg) => pg
                 .pool
                 .get()
@@ -118,30 +121,15 @@ impl Workload for ExtraRoundTrip {
                 .borrow_owner()
                 .query_row("SELECT 1", [], |r| r.get(0))
                 .expect("SELECT 1"),
-        };
-        found + one - 1
+        }
     }
-    fn verify(&self, phase: Phase) -> anyhow::Result<()> {
-        Workload::verify(&self.0, phase)
-    }
-    fn teardown(&self) -> anyhow::Result<()> {
-        Workload::teardown(&self.0)
-    }
-}
 
-/// Rows `fault/n_plus_one` lists per op.
-const LISTED: i64 = 5;
-
-/// `fault/n_plus_one`: its twin's op, then a list and one select per listed row.
-struct NPlusOne(crate::sql::ThreadSelect);
-
-impl NPlusOne {
     /// The list, then one select per row: the names' total length.
     fn list_then_each(&self) -> anyhow::Result<i64> {
         const LIST: &str = "SELECT id FROM benchmark_users ORDER BY id LIMIT 5";
         const EACH: &str = "SELECT username FROM benchmark_users WHERE id = $1";
         let mut total = 0;
-        match &self.0.fixture().0 {
+        match &self.twin.fixture().0 {
             crate::db::Db::Postgres(pg) => {
                 let mut conn = pg.pool.get()?;
                 let ids: Vec<i64> = conn.client.query(LIST, &[])?.iter().map(|r| r.get(0)).collect();
@@ -163,28 +151,36 @@ impl NPlusOne {
     }
 }
 
-impl Workload for NPlusOne {
+impl Workload for AfterTwin {
     type Local = <crate::sql::ThreadSelect as Workload>::Local;
     type Output = i64;
     fn deterministic(&self) -> bool {
-        Workload::deterministic(&self.0)
+        Workload::deterministic(&self.twin)
     }
     fn local(&self, thread: usize) -> anyhow::Result<Self::Local> {
-        Workload::local(&self.0, thread)
+        Workload::local(&self.twin, thread)
     }
     fn op(&self, local: &mut Self::Local) -> i64 {
-        let found = Workload::op(&self.0, local);
-        std::hint::black_box(self.list_then_each().expect("the list and its selects"));
-        found
+        let found = Workload::op(&self.twin, local);
+        match self.extra {
+            Extra::SelectOne => found + self.select_one() - 1,
+            Extra::NPlusOne => {
+                std::hint::black_box(self.list_then_each().expect("the list and its selects"));
+                found
+            }
+        }
     }
     fn verify(&self, phase: Phase) -> anyhow::Result<()> {
-        Workload::verify(&self.0, phase)?;
-        let seeded = self.0.ids().len() as i64;
+        Workload::verify(&self.twin, phase)?;
+        if let Extra::SelectOne = self.extra {
+            return Ok(());
+        }
+        let seeded = self.twin.ids().len() as i64;
         anyhow::ensure!(seeded >= LISTED, "fault/n_plus_one lists {LISTED} rows: seed at least as many (row_count)");
         self.list_then_each().map(|_| ())
     }
     fn teardown(&self) -> anyhow::Result<()> {
-        Workload::teardown(&self.0)
+        Workload::teardown(&self.twin)
     }
 }
 

@@ -51,17 +51,12 @@ const UUID_INDEX_ENTRY_BYTES: u64 = 28;
 const SHARED_BUFFERS_MULTIPLE: u64 = 3;
 
 /// The growth workloads.
-pub static WORKLOADS: &[WorkloadDef] = &[WorkloadDef {
-    name: "growth/insert_batches",
-    about: "batched inserts into one table growing from empty to `rows`, in steps of table size (rows/s, index and table size, WAL bytes, buffer reads per step)",
-    params: &[KIND, GROWTH_DB, LAYOUT, BATCH_ROWS, ROWS, WORKER_ID],
-    hidden: false,
-    servers: crate::db::servers,
-    op_floor: crate::def::OpFloor::RoundTrip,
-    ops_ceiling: crate::def::no_ceiling,
-    shareable: false,
-    setup: |ctx| Ok(blocking(InsertBatches::create(ctx)?)),
-}];
+pub static WORKLOADS: &[WorkloadDef] = &[WorkloadDef::new(
+    "growth/insert_batches",
+    "batched inserts into one table growing from empty to `rows`, in steps of table size (rows/s, index and table size, WAL bytes, buffer reads per step)",
+    &[KIND, GROWTH_DB, LAYOUT, BATCH_ROWS, ROWS, WORKER_ID],
+    |ctx| Ok(blocking(InsertBatches::create(ctx)?)),
+).served_by(crate::db::servers).unshared()];
 
 /// Table sizes at which the steps end: `STEPS_PER_DECADE` per decade from one batch up to
 /// `target`, each rounded up to whole batches, strictly increasing, the last one `target`

@@ -62,72 +62,46 @@ const POOL_SIZE: u32 = 2;
 
 /// The ids group.
 pub static WORKLOADS: &[WorkloadDef] = &[
-    WorkloadDef {
-        name: "ids/batch_insert",
-        about: "one transaction inserting row_count fresh rows, then COUNT(*); table emptied before each op, untimed",
-        params: TABLE_PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: false,
-        setup: |ctx| Ok(blocking(BatchInsert::create(&IdsCase::from(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "ids/select_by_name",
-        about: "one transaction counting the rows with a seeded name (name not indexed)",
-        params: TABLE_PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(blocking(SelectByName::create(&IdsCase::from(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "ids/select_by_id",
-        about: "one transaction fetching one row by primary key",
-        params: TABLE_PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(blocking(SelectById::create(&IdsCase::from(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "ids/generate",
-        about: "the generator alone, producing the id in its stored form",
-        params: &[KIND, WORKER_ID],
-        hidden: false,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: snowflake_ceiling,
-        shareable: true,
-        setup: setup_generate,
-    },
-    WorkloadDef {
-        name: "ids/generate_spread",
-        about: "the generator's cost below Snowflake's limit: `workers` generators, each with its own worker id, taking turns",
-        params: &[SPREAD_KIND, WORKERS],
-        hidden: false,
-        servers: crate::def::no_servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: snowflake_ceiling,
-        shareable: true,
-        setup: setup_generate_spread,
-    },
-    WorkloadDef {
-        name: "ids/insert_growth",
-        about: "single-row inserts into one table that grows through the iterations (table_rows recorded)",
-        params: &[KIND, DB, WORKER_ID],
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(blocking(InsertGrowth::create(&IdsCase::from(ctx)?)?)),
-    },
+    WorkloadDef::new(
+        "ids/batch_insert",
+        "one transaction inserting row_count fresh rows, then COUNT(*); table emptied before each op, untimed",
+        TABLE_PARAMS,
+        |ctx| Ok(blocking(BatchInsert::create(&IdsCase::from(ctx)?)?)),
+    )
+    .served_by(crate::db::servers)
+    .unshared(),
+    WorkloadDef::new(
+        "ids/select_by_name",
+        "one transaction counting the rows with a seeded name (name not indexed)",
+        TABLE_PARAMS,
+        |ctx| Ok(blocking(SelectByName::create(&IdsCase::from(ctx)?)?)),
+    )
+    .served_by(crate::db::servers),
+    WorkloadDef::new("ids/select_by_id", "one transaction fetching one row by primary key", TABLE_PARAMS, |ctx| {
+        Ok(blocking(SelectById::create(&IdsCase::from(ctx)?)?))
+    })
+    .served_by(crate::db::servers),
+    WorkloadDef::new(
+        "ids/generate",
+        "the generator alone, producing the id in its stored form",
+        &[KIND, WORKER_ID],
+        setup_generate,
+    )
+    .ceiling(snowflake_ceiling),
+    WorkloadDef::new(
+        "ids/generate_spread",
+        "the generator's cost below Snowflake's limit: `workers` generators, each with its own worker id, taking turns",
+        &[SPREAD_KIND, WORKERS],
+        setup_generate_spread,
+    )
+    .ceiling(snowflake_ceiling),
+    WorkloadDef::new(
+        "ids/insert_growth",
+        "single-row inserts into one table that grows through the iterations (table_rows recorded)",
+        &[KIND, DB, WORKER_ID],
+        |ctx| Ok(blocking(InsertGrowth::create(&IdsCase::from(ctx)?)?)),
+    )
+    .served_by(crate::db::servers),
 ];
 
 /// The settings of an id case.
@@ -210,11 +184,8 @@ impl Workload for Generate {
     fn deterministic(&self) -> bool {
         self.0.kind() == IdKind::UuidV4
     }
-    type Local = ();
+    crate::workload::no_local_state!();
     type Output = IdValue;
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
-    }
     fn op(&self, _: &mut ()) -> IdValue {
         self.0.generate()
     }
@@ -252,33 +223,62 @@ impl BatchInsert {
     }
 }
 
-impl Workload for BatchInsert {
+/// A workload that inserts one batch of fresh keys per op into a table emptied before it,
+/// untimed (`ids/batch_insert` and its Diesel twin): what they differ in. The [`Workload`] is
+/// theirs in common.
+pub trait BatchInserts: Send + Sync + 'static {
+    /// The op's name in a failure message (`batch insert`).
+    const OP: &'static str;
+    /// The kind's table.
+    fn table(&self) -> &IdsDb;
+    /// Rows per batch.
+    fn row_count(&self) -> usize;
+    /// One op as measured: fresh ids, the insert and the count; returns the count.
+    fn insert_batch(&self) -> anyhow::Result<i64>;
+    /// The counts a server keeps of one op's work (see [`Workload::tally`]).
+    fn batch_tally(&self) -> anyhow::Result<Vec<crate::Tally>>;
+}
+
+impl<T: BatchInserts> Workload for T {
     /// Generates ids (most kinds read a clock), and the keys' values decide the index path of
     /// every insert (random UUIDs included).
     fn deterministic(&self) -> bool {
         false
     }
-    type Local = ();
+    crate::workload::no_local_state!();
     type Output = i64;
     const RESET_PER_OP: bool = true;
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
-    }
     fn reset(&self, _: &mut ()) -> anyhow::Result<()> {
-        self.table.clear()
+        self.table().clear()
     }
     fn op(&self, _: &mut ()) -> i64 {
         self.insert_batch()
-            .unwrap_or_else(|e| self.table.db.backend().op_failed(format_args!("batch insert failed: {e:#}")))
+            .unwrap_or_else(|e| self.table().db.backend().op_failed(format_args!("{} failed: {e:#}", T::OP)))
     }
     fn verify(&self, _: Phase) -> anyhow::Result<()> {
-        check_batch_insert(&self.table, self.row_count, || self.insert_batch())
+        check_batch_insert(self.table(), self.row_count(), || self.insert_batch())
     }
     fn teardown(&self) -> anyhow::Result<()> {
-        self.table.teardown()
+        self.table().teardown()
+    }
+    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+        self.batch_tally()
+    }
+}
+
+impl BatchInserts for BatchInsert {
+    const OP: &'static str = "batch insert";
+    fn table(&self) -> &IdsDb {
+        &self.table
+    }
+    fn row_count(&self) -> usize {
+        self.row_count
+    }
+    fn insert_batch(&self) -> anyhow::Result<i64> {
+        BatchInsert::insert_batch(self)
     }
     /// Every op inserts `row_count` rows (the untimed emptying inserts none).
-    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+    fn batch_tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
         let mut tallies = self.table.tally(&[(TableCount::RowsInserted, PerOp::Exactly(self.row_count as i64))])?;
         // BEGIN, an INSERT per row, the COUNT, COMMIT (SQLite runs each as a prepared statement).
         tallies.extend(self.table.db.statement_tally(self.row_count as i64 + 3)?);
@@ -465,11 +465,8 @@ impl Workload for InsertGrowth {
     fn deterministic(&self) -> bool {
         false
     }
-    type Local = ();
+    crate::workload::no_local_state!();
     type Output = ();
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
-    }
     fn op(&self, _: &mut ()) {
         let seq = self.rows.fetch_add(1, Ordering::Relaxed);
         let id = self.ids.generate();

@@ -44,83 +44,56 @@ const INSERT_GROWTH_PARAMS: &[crate::ParamSpec] = &[crate::ids::KIND, crate::db:
 
 /// The orm group.
 pub static WORKLOADS: &[WorkloadDef] = &[
-    WorkloadDef {
-        name: "orm/diesel_thread_select_by_id",
-        about: "the select-by-id transaction in Diesel's DSL and transaction block, on the measuring thread",
-        params: PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(blocking(DieselThreadSelect::create(&SqlConfig::from(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "orm/diesel_spawn_blocking_select_by_id",
-        about: "the same Diesel call through tokio spawn_blocking, awaited",
-        params: PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(asynchronous(DieselSpawnBlockingSelect::create(&SqlConfig::from(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "orm/diesel_ids_select_by_id",
-        about: "ids/select_by_id's fetch by primary key in Diesel's DSL and transaction block, per id kind",
-        params: crate::ids::TABLE_PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(blocking(DieselIdsSelectById::create(&crate::ids::IdsCase::from(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "orm/diesel_ids_batch_insert",
-        about: "ids/batch_insert through Diesel: one insert_into(...).values(&rows) and the count in a transaction; table emptied before each op, untimed",
-        params: crate::ids::TABLE_PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: false,
-        setup: |ctx| Ok(blocking(DieselIdsBatchInsert::create(&crate::ids::IdsCase::from(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "orm/diesel_ids_select_by_name",
-        about: "ids/select_by_name through Diesel: filter(name.eq(n)).count() in a transaction (name not indexed)",
-        params: crate::ids::TABLE_PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(blocking(ids::DieselIdsSelectByName::create(&crate::ids::IdsCase::from(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "orm/diesel_ids_insert_growth",
-        about: "ids/insert_growth through Diesel: one row per op, autocommit, into a table that grows (table_rows recorded)",
-        params: INSERT_GROWTH_PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(blocking(ids::DieselIdsInsertGrowth::create(&crate::ids::IdsCase::from(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "orm/diesel_async_select_by_id",
-        about: "the same transaction through diesel-async, one connection held per task (N tasks with --threads N)",
-        params: PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(asynchronous(DieselAsyncSelect::create(&SqlConfig::from(ctx)?)?)),
-    },
+    WorkloadDef::new(
+        "orm/diesel_thread_select_by_id",
+        "the select-by-id transaction in Diesel's DSL and transaction block, on the measuring thread",
+        PARAMS,
+        |ctx| Ok(blocking(DieselThreadSelect::create(&SqlConfig::from(ctx)?)?)),
+    )
+    .served_by(crate::db::servers),
+    WorkloadDef::new(
+        "orm/diesel_spawn_blocking_select_by_id",
+        "the same Diesel call through tokio spawn_blocking, awaited",
+        PARAMS,
+        |ctx| Ok(asynchronous(DieselSpawnBlockingSelect::create(&SqlConfig::from(ctx)?)?)),
+    )
+    .served_by(crate::db::servers),
+    WorkloadDef::new(
+        "orm/diesel_ids_select_by_id",
+        "ids/select_by_id's fetch by primary key in Diesel's DSL and transaction block, per id kind",
+        crate::ids::TABLE_PARAMS,
+        |ctx| Ok(blocking(DieselIdsSelectById::create(&crate::ids::IdsCase::from(ctx)?)?)),
+    )
+    .served_by(crate::db::servers),
+    WorkloadDef::new(
+        "orm/diesel_ids_batch_insert",
+        "ids/batch_insert through Diesel: one insert_into(...).values(&rows) and the count in a transaction; table emptied before each op, untimed",
+        crate::ids::TABLE_PARAMS,
+        |ctx| Ok(blocking(DieselIdsBatchInsert::create(&crate::ids::IdsCase::from(ctx)?)?)),
+    )
+    .served_by(crate::db::servers)
+    .unshared(),
+    WorkloadDef::new(
+        "orm/diesel_ids_select_by_name",
+        "ids/select_by_name through Diesel: filter(name.eq(n)).count() in a transaction (name not indexed)",
+        crate::ids::TABLE_PARAMS,
+        |ctx| Ok(blocking(ids::DieselIdsSelectByName::create(&crate::ids::IdsCase::from(ctx)?)?)),
+    )
+    .served_by(crate::db::servers),
+    WorkloadDef::new(
+        "orm/diesel_ids_insert_growth",
+        "ids/insert_growth through Diesel: one row per op, autocommit, into a table that grows (table_rows recorded)",
+        INSERT_GROWTH_PARAMS,
+        |ctx| Ok(blocking(ids::DieselIdsInsertGrowth::create(&crate::ids::IdsCase::from(ctx)?)?)),
+    )
+    .served_by(crate::db::servers),
+    WorkloadDef::new(
+        "orm/diesel_async_select_by_id",
+        "the same transaction through diesel-async, one connection held per task (N tasks with --threads N)",
+        PARAMS,
+        |ctx| Ok(asynchronous(DieselAsyncSelect::create(&SqlConfig::from(ctx)?)?)),
+    )
+    .served_by(crate::db::servers),
 ];
 
 /// The URL Diesel opens for the fixture's database: SQLite by URI (the `memdb` VFS by name, or

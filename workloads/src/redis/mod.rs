@@ -36,50 +36,32 @@ pub(crate) const PARAMS: &[ParamSpec] = &[CACHE_SIZE, REDIS_URL];
 
 /// The redis group.
 pub static WORKLOADS: &[WorkloadDef] = &[
-    WorkloadDef {
-        name: "redis/redis_rs_get",
-        about: "GET of a present key through the redis crate (async multiplexed connection), JSON codec",
-        params: PARAMS,
-        hidden: false,
-        servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(asynchronous(RedisRsGet::create(&RedisCase::from(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "redis/fred_get",
-        about: "GET of a present key through the fred crate, binary codec",
-        params: PARAMS,
-        hidden: false,
-        servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(asynchronous(FredGet::create(&RedisCase::from(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "redis/near_hit",
-        about: "get through a near cache over Redis (RESP3 tracking), served by its local front",
-        params: PARAMS,
-        hidden: false,
-        servers,
-        op_floor: crate::def::OpFloor::None,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(asynchronous(NearRedis::create(&RedisCase::from(ctx)?, false)?)),
-    },
-    WorkloadDef {
-        name: "redis/near_miss",
-        about: "invalidate the key in the near cache's front, then get: one GET from Redis refills it",
-        params: PARAMS,
-        hidden: false,
-        servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(asynchronous(NearRedis::create(&RedisCase::from(ctx)?, true)?)),
-    },
+    WorkloadDef::new(
+        "redis/redis_rs_get",
+        "GET of a present key through the redis crate (async multiplexed connection), JSON codec",
+        PARAMS,
+        |ctx| Ok(asynchronous(RedisRsGet::create(&RedisCase::from(ctx)?)?)),
+    )
+    .served_by(servers),
+    WorkloadDef::new("redis/fred_get", "GET of a present key through the fred crate, binary codec", PARAMS, |ctx| {
+        Ok(asynchronous(FredGet::create(&RedisCase::from(ctx)?)?))
+    })
+    .served_by(servers),
+    WorkloadDef::new(
+        "redis/near_hit",
+        "get through a near cache over Redis (RESP3 tracking), served by its local front",
+        PARAMS,
+        |ctx| Ok(asynchronous(NearRedis::create(&RedisCase::from(ctx)?, false)?)),
+    )
+    .served_by(servers)
+    .floor(crate::def::OpFloor::None),
+    WorkloadDef::new(
+        "redis/near_miss",
+        "invalidate the key in the near cache's front, then get: one GET from Redis refills it",
+        PARAMS,
+        |ctx| Ok(asynchronous(NearRedis::create(&RedisCase::from(ctx)?, true)?)),
+    )
+    .served_by(servers),
 ];
 
 /// The Redis server a case needs.

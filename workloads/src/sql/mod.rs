@@ -48,50 +48,34 @@ const PARAMS: &[ParamSpec] = &[ROW_COUNT, POOL_SIZE, DB];
 
 /// The sql group.
 pub static WORKLOADS: &[WorkloadDef] = &[
-    WorkloadDef {
-        name: "sql/thread_select_by_id",
-        about: "select-by-id transaction, blocking driver on the measuring thread",
-        params: PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(crate::blocking(ThreadSelect::create(&SqlConfig::from(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "sql/held_connection_select_by_id",
-        about: "the thread shape on a connection each measuring thread holds for the fork: the pool checkout's cost is the difference",
-        params: PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(crate::blocking(HeldSelect(ThreadSelect::create(&SqlConfig::from(ctx)?)?))),
-    },
-    WorkloadDef {
-        name: "sql/spawn_blocking_select_by_id",
-        about: "the same blocking call through tokio spawn_blocking, awaited",
-        params: PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(crate::asynchronous(SpawnBlockingSelect::create(&SqlConfig::from(ctx)?)?)),
-    },
-    WorkloadDef {
-        name: "sql/async_select_by_id",
-        about: "sqlx begin/select/commit awaited on the workload's runtime (N tasks with --threads N)",
-        params: PARAMS,
-        hidden: false,
-        servers: crate::db::servers,
-        op_floor: crate::def::OpFloor::RoundTrip,
-        ops_ceiling: crate::def::no_ceiling,
-        shareable: true,
-        setup: |ctx| Ok(crate::asynchronous(AsyncSelect::create(&SqlConfig::from(ctx)?)?)),
-    },
+    WorkloadDef::new(
+        "sql/thread_select_by_id",
+        "select-by-id transaction, blocking driver on the measuring thread",
+        PARAMS,
+        |ctx| Ok(crate::blocking(ThreadSelect::create(&SqlConfig::from(ctx)?)?)),
+    )
+    .served_by(crate::db::servers),
+    WorkloadDef::new(
+        "sql/held_connection_select_by_id",
+        "the thread shape on a connection each measuring thread holds for the fork: the pool checkout's cost is the difference",
+        PARAMS,
+        |ctx| Ok(crate::blocking(HeldSelect(ThreadSelect::create(&SqlConfig::from(ctx)?)?))),
+    )
+    .served_by(crate::db::servers),
+    WorkloadDef::new(
+        "sql/spawn_blocking_select_by_id",
+        "the same blocking call through tokio spawn_blocking, awaited",
+        PARAMS,
+        |ctx| Ok(crate::asynchronous(SpawnBlockingSelect::create(&SqlConfig::from(ctx)?)?)),
+    )
+    .served_by(crate::db::servers),
+    WorkloadDef::new(
+        "sql/async_select_by_id",
+        "sqlx begin/select/commit awaited on the workload's runtime (N tasks with --threads N)",
+        PARAMS,
+        |ctx| Ok(crate::asynchronous(AsyncSelect::create(&SqlConfig::from(ctx)?)?)),
+    )
+    .served_by(crate::db::servers),
 ];
 
 /// A SQL case's settings.

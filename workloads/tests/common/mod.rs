@@ -130,3 +130,21 @@ pub(crate) fn redis_through_proxy() -> (String, RoundTrips) {
     assert!(info.redis_settings().password().is_none(), "the round-trip test needs Redis without a password");
     (format!("redis://127.0.0.1:{}/{}", proxy.port, info.redis_settings().db()), proxy)
 }
+
+/// The SQL workloads' settings on `backend` with `rows` seeded rows and a pool of 3.
+fn sql_config(backend: workloads::db::Backend, database_url: String, rows: usize) -> workloads::sql::SqlConfig {
+    let db = workloads::db::DbConfig { backend, pool_size: 3, database_url };
+    workloads::sql::SqlConfig { db, row_count: rows }
+}
+
+/// Both SQLite storages, `rows` seeded rows each.
+pub(crate) fn sqlite_sql_configs(rows: usize) -> Vec<workloads::sql::SqlConfig> {
+    use workloads::db::{Backend, Storage};
+    [Storage::Memory, Storage::File].into_iter().map(|s| sql_config(Backend::Sqlite(s), String::new(), rows)).collect()
+}
+
+/// PostgreSQL at `DATABASE_URL` with `rows` seeded rows (the test fails when it does not
+/// answer).
+pub(crate) fn postgres_sql_config(rows: usize) -> workloads::sql::SqlConfig {
+    sql_config(workloads::db::Backend::Postgres, postgres(), rows)
+}

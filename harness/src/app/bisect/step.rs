@@ -24,11 +24,10 @@ pub(super) fn test_commit(args: &BisectArgs, b: &mut Bisection, i: usize, runs: 
     let (bad_ratio, alpha) = (b.steps[last].value, b.step_alpha);
     let good_commit = b.steps[0].commit.clone();
     let step = &mut b.steps[i];
+    let counted = Counted { args, binary: &binary, out: &out, good: (i > 0).then_some(good_run.as_path()) };
     let marked = match args.metric {
-        Metric::Instructions => {
-            instructions_against_good(args, &binary, &out, (i > 0).then_some(good_run.as_path()), step)
-        }
-        Metric::Io => io_against_good(args, &binary, &out, (i > 0).then_some(good_run.as_path()), step),
+        Metric::Instructions => counted.instructions(step),
+        Metric::Io => counted.io(step),
         Metric::Latency => return Mark::Skipped("bisect does not judge latency".into()),
         Metric::Throughput if i == 0 => Ok(Mark::Good),
         Metric::Throughput => {
@@ -87,32 +86,56 @@ fn case_run(args: &BisectArgs, binary: &Path, out: &Path) -> ChildRun {
     ChildRun::new(binary, select, urls, out, "its case".into())
 }
 
-/// One counting fork of `counting` (no timed iterations to speak of); its report.
-fn run_counting(args: &BisectArgs, binary: &Path, counting: Counting, out: &Path) -> Result<Report, String> {
-    let mut run = case_run(args, binary, out);
-    run.timing = Timing::BRIEF;
-    run.counting = counting;
-    run.run().map_err(|e| e.to_string())
+/// A counted step: the commit's `binary`, the report it writes to `out`, and GOOD's run to
+/// judge it against (none for GOOD itself).
+struct Counted<'a> {
+    args: &'a BisectArgs,
+    binary: &'a Path,
+    out: &'a Path,
+    good: Option<&'a Path>,
 }
 
-/// The case's instructions per op in `binary`'s build, judged against GOOD's run (when `good`
-/// names it) as `compare --metric instructions` judges them, with the threshold for every case.
-fn instructions_against_good(
-    args: &BisectArgs,
-    binary: &Path,
-    out: &Path,
-    good: Option<&Path>,
-    step: &mut Step,
-) -> Result<Mark, String> {
-    use crate::compare::instructions::{self, Limits, Thresholds};
-    let counting = Counting::Instructions { ops: None, cache_sim: false, keep: None };
-    let report = run_counting(args, binary, counting, out)?;
-    let counted = report.benchmarks.first().and_then(|b| b.instructions.as_ref());
-    step.value = Some(counted.ok_or("its instruction fork failed")?.median());
-    let Some(good) = good else { return Ok(Mark::Good) };
-    let good = read_report(good, "GOOD's instruction").map_err(|e| e.0)?;
-    let limits = Limits { deterministic_pct: args.threshold, varying_pct: args.threshold };
-    moved(args.faster, &instructions::compare(&good, &report, limits, &Thresholds::default()))
+impl Counted<'_> {
+    /// One counting fork of `counting` (no timed iterations to speak of); its report.
+    fn run(&self, counting: Counting) -> Result<Report, String> {
+        let mut run = case_run(self.args, self.binary, self.out);
+        run.timing = Timing::BRIEF;
+        run.counting = counting;
+        run.run().map_err(|e| e.to_string())
+    }
+
+    /// The case's instructions per op, judged against GOOD's run as `compare --metric
+    /// instructions` judges them, with the threshold for every case.
+    fn instructions(&self, step: &mut Step) -> Result<Mark, String> {
+        use crate::compare::instructions::{self, Limits, Thresholds};
+        let report = self.run(Counting::Instructions { ops: None, cache_sim: false, keep: None })?;
+        let counted = report.benchmarks.first().and_then(|b| b.instructions.as_ref());
+        step.value = Some(counted.ok_or("its instruction fork failed")?.median());
+        let Some(good) = self.good else { return Ok(Mark::Good) };
+        let good = read_report(good, "GOOD's instruction").map_err(|e| e.0)?;
+        let limits = Limits { deterministic_pct: self.args.threshold, varying_pct: self.args.threshold };
+        moved(self.args.faster, &instructions::compare(&good, &report, limits, &Thresholds::default()))
+    }
+
+    /// The case's I/O counts, judged against GOOD's run as `compare --metric io` judges them:
+    /// bad when an exact count grew, or bytes or rows beyond the threshold.
+    fn io(&self, step: &mut Step) -> Result<Mark, String> {
+        let report = self.run(Counting::Io)?;
+        let io = report.benchmarks.first().and_then(|b| b.io.as_ref()).ok_or("its I/O fork counted nothing")?;
+        step.value = Some(io.per_op.round_trips);
+        step.detail = Some(format!(
+            "{} round trip(s), {} statement(s), {} bytes per op",
+            crate::format::si(io.per_op.round_trips),
+            crate::format::si(io.per_op.statements),
+            crate::format::si(io.per_op.bytes)
+        ));
+        let Some(good) = self.good else { return Ok(Mark::Good) };
+        let good = read_report(good, "GOOD's I/O").map_err(|e| e.0)?;
+        let threshold = self.args.threshold;
+        let compared = crate::compare::io::compare(&good, &report, &|_, _| threshold);
+        step.changes = compared.rows.first().map(|r| r.changes.clone()).unwrap_or_default();
+        moved(self.args.faster, &compared)
+    }
 }
 
 /// A counted step's mark from the comparer's move of its one case against GOOD.
@@ -125,32 +148,6 @@ fn moved(faster: bool, compared: &dyn crate::compare::Comparison) -> Result<Mark
         Move::Worse | Move::Better | Move::Same => Ok(Mark::Good),
         Move::Unknown(why) => Err(format!("its run and GOOD's cannot be compared ({why})")),
     }
-}
-
-/// The case's I/O counts in `binary`'s build, judged against GOOD's run (when `good` names it)
-/// as `compare --metric io` judges them: bad when an exact count grew, or bytes or rows beyond
-/// the threshold.
-fn io_against_good(
-    args: &BisectArgs,
-    binary: &Path,
-    out: &Path,
-    good: Option<&Path>,
-    step: &mut Step,
-) -> Result<Mark, String> {
-    let report = run_counting(args, binary, Counting::Io, out)?;
-    let io = report.benchmarks.first().and_then(|b| b.io.as_ref()).ok_or("its I/O fork counted nothing")?;
-    step.value = Some(io.per_op.round_trips);
-    step.detail = Some(format!(
-        "{} round trip(s), {} statement(s), {} bytes per op",
-        crate::format::si(io.per_op.round_trips),
-        crate::format::si(io.per_op.statements),
-        crate::format::si(io.per_op.bytes)
-    ));
-    let Some(good) = good else { return Ok(Mark::Good) };
-    let good = read_report(good, "GOOD's I/O").map_err(|e| e.0)?;
-    let compared = crate::compare::io::compare(&good, &report, &|_, _| args.threshold);
-    step.changes = compared.rows.first().map(|r| r.changes.clone()).unwrap_or_default();
-    moved(args.faster, &compared)
 }
 
 /// What a step's A/B run said.

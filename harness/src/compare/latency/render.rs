@@ -2,9 +2,10 @@
 //! through the one [`crate::compare::Comparison`] face.
 
 use super::{Comparison, Method, Row};
-use crate::compare::comparison::{Move, Outcome, Policy, SameInstructions};
+use crate::compare::comparison::{Move, Outcome, Policy};
 use crate::compare::json;
 use crate::compare::throughput::Verdict;
+use crate::compare::throughput::gate::{GateWords, timed_outcome};
 use crate::error::BadInput;
 use crate::format::nanos;
 use crate::metric::Metric;
@@ -159,15 +160,7 @@ impl crate::compare::Comparison for Comparison {
             .rows
             .iter()
             .map(|r| json::Case {
-                ratio: r.test.map(|t| t.ratio),
-                lower: r.test.map(|t| t.lower),
-                upper: r.test.map(|t| t.upper),
-                p_value: r.test.map(|t| t.p_value),
-                forks: Some([r.kept.0, r.kept.1]),
                 missed_rate: Some([r.missed.0, r.missed.1]),
-                runs: r.runs.map(|(b, n)| [b, n]),
-                pairs: r.pairs.clone(),
-                instructions: r.instructions.map(|(base, new)| json::InstructionPair { base, new, ratio: new / base }),
                 ..json::Case::new(
                     r.id.to_string(),
                     r.base,
@@ -175,6 +168,7 @@ impl crate::compare::Comparison for Comparison {
                     r.verdict.token(),
                     verdict_text(r, self.options.noise_band_pct),
                 )
+                .with_fork_test(r.test.as_ref(), r.kept, r.runs, &r.pairs, r.instructions)
             })
             .collect();
         json::Document {
@@ -211,31 +205,12 @@ impl crate::compare::Comparison for Comparison {
     /// Gates under `--fail-on-regression` as throughput does; a case without a kept fork on a
     /// side is untested (fails closed), and so is a comparison with no open-loop case at all.
     fn outcome(&self, policy: &Policy) -> Result<Outcome, BadInput> {
-        let mut out = Outcome::default();
-        if !policy.fail_on_regression {
-            return Ok(out);
-        }
-        if self.rows.iter().all(|r| matches!(r.verdict, Verdict::Missing | Verdict::Extra)) {
-            return Err(BadInput(
-                "--fail-on-regression --metric latency: the reports share no open-loop case, so nothing was compared: run both with the same --rate".into(),
-            ));
-        }
-        for r in &self.rows {
-            let id = &r.id;
-            match r.verdict {
-                Verdict::NoData | Verdict::TooFewForks => out.untested.push(format!("{id} ({})", verdict_text(r, self.options.noise_band_pct))),
-                Verdict::LooksSlower => out.untested.push(format!("{id} (slower? in one run per side)")),
-                Verdict::Slower => out.failing.push(id.to_string()),
-                Verdict::SlowerSameInstructions => match policy.same_instructions {
-                    SameInstructions::Fail => out.failing.push(format!("{id} (same instructions: layout?)")),
-                    SameInstructions::Warn => out.warnings.push(format!(
-                        "warning (--same-instructions warn): {id} has a higher latency with the same instructions per op: passed as a layout suspect"
-                    )),
-                },
-                Verdict::Missing if !policy.allow_missing => out.failing.push(format!("{id} (missing in new)")),
-                _ => {}
-            }
-        }
-        Ok(out)
+        let words = GateWords {
+            nothing_shared: "--fail-on-regression --metric latency: the reports share no open-loop case, so nothing was compared: run both with the same --rate",
+            worse: "has a higher latency",
+        };
+        let band = self.options.noise_band_pct;
+        let untested = |r: &Row| format!("{} ({})", r.id, verdict_text(r, band));
+        timed_outcome(&self.rows, |r| (&r.id, r.verdict), policy, &words, untested)
     }
 }

@@ -66,33 +66,59 @@ impl Comparison for super::Comparison {
     /// Gates only under `--fail-on-regression`: slower fails, a layout suspect fails or warns,
     /// a case with too few forks or one run per side is untested; sharing no case is bad input.
     fn outcome(&self, policy: &Policy) -> Result<Outcome, BadInput> {
-        let mut out = Outcome::default();
-        if !policy.fail_on_regression {
-            return Ok(out);
-        }
-        if self.rows.iter().all(|r| matches!(r.verdict, Verdict::Missing | Verdict::Extra)) {
-            return Err(BadInput(
-                "--fail-on-regression: the reports share no case, so nothing was compared: a gate that measured nothing cannot pass; compare reports of the same cases".into(),
-            ));
-        }
-        for r in &self.rows {
-            let id = &r.id;
-            match r.verdict {
-                Verdict::NoData | Verdict::TooFewForks => out.untested.push(id.to_string()),
-                Verdict::LooksSlower => out.untested.push(format!("{id} (slower? in one run per side)")),
-                Verdict::Slower => out.failing.push(id.to_string()),
-                Verdict::SlowerSameInstructions => match policy.same_instructions {
-                    SameInstructions::Fail => out.failing.push(format!("{id} (same instructions: layout?)")),
-                    SameInstructions::Warn => out.warnings.push(format!(
-                        "warning (--same-instructions warn): {id} is slower with the same instructions per op: passed as a layout suspect"
-                    )),
-                },
-                Verdict::Missing if !policy.allow_missing => out.failing.push(format!("{id} (missing in new)")),
-                _ => {}
-            }
-        }
-        Ok(out)
+        let words = GateWords {
+            nothing_shared: "--fail-on-regression: the reports share no case, so nothing was compared: a gate that measured nothing cannot pass; compare reports of the same cases",
+            worse: "is slower",
+        };
+        timed_outcome(&self.rows, |r| (&r.id, r.verdict), policy, &words, |r| r.id.to_string())
     }
+}
+
+/// What a timed metric's gate says in its own words: the error when the reports share no
+/// case, and how a layout suspect's warning says the new build is worse.
+pub(crate) struct GateWords<'a> {
+    /// The bad-input line when no case was compared.
+    pub nothing_shared: &'a str,
+    /// The verb phrase of a worse case (`is slower`, `has a higher latency`).
+    pub worse: &'a str,
+}
+
+/// The gate of a timed metric (throughput, a latency percentile) over each case's verdict,
+/// only under `--fail-on-regression`: slower fails, a layout suspect fails or warns, a case with
+/// too few forks or one run per side is untested (`untested` names it); sharing no case is bad
+/// input. `verdict` reads a row's case and verdict.
+pub(crate) fn timed_outcome<R>(
+    rows: &[R],
+    verdict: impl Fn(&R) -> (&CaseId, Verdict),
+    policy: &Policy,
+    words: &GateWords<'_>,
+    untested: impl Fn(&R) -> String,
+) -> Result<Outcome, BadInput> {
+    let mut out = Outcome::default();
+    if !policy.fail_on_regression {
+        return Ok(out);
+    }
+    if rows.iter().all(|r| matches!(verdict(r).1, Verdict::Missing | Verdict::Extra)) {
+        return Err(BadInput(words.nothing_shared.into()));
+    }
+    for row in rows {
+        let (id, v) = verdict(row);
+        match v {
+            Verdict::NoData | Verdict::TooFewForks => out.untested.push(untested(row)),
+            Verdict::LooksSlower => out.untested.push(format!("{id} (slower? in one run per side)")),
+            Verdict::Slower => out.failing.push(id.to_string()),
+            Verdict::SlowerSameInstructions => match policy.same_instructions {
+                SameInstructions::Fail => out.failing.push(format!("{id} (same instructions: layout?)")),
+                SameInstructions::Warn => out.warnings.push(format!(
+                    "warning (--same-instructions warn): {id} {} with the same instructions per op: passed as a layout suspect",
+                    words.worse
+                )),
+            },
+            Verdict::Missing if !policy.allow_missing => out.failing.push(format!("{id} (missing in new)")),
+            _ => {}
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -164,16 +164,9 @@ pub(crate) fn to_json(c: &Comparison, decision: json::Decision) -> json::Documen
     let cases = c
         .rows
         .iter()
-        .map(|r| json::Case {
-            ratio: r.test.map(|t| t.ratio),
-            lower: r.test.map(|t| t.lower),
-            upper: r.test.map(|t| t.upper),
-            p_value: r.test.map(|t| t.p_value),
-            forks: Some([r.forks.0, r.forks.1]),
-            runs: r.runs.map(|(b, n)| [b, n]),
-            pairs: r.pairs.clone(),
-            instructions: r.instructions.map(|(base, new)| json::InstructionPair { base, new, ratio: new / base }),
-            ..json::Case::new(r.id.to_string(), r.base, r.new, r.verdict.token(), c.verdict_text(r.verdict))
+        .map(|r| {
+            json::Case::new(r.id.to_string(), r.base, r.new, r.verdict.token(), c.verdict_text(r.verdict))
+                .with_fork_test(r.test.as_ref(), r.forks, r.runs, &r.pairs, r.instructions)
         })
         .collect();
     json::Document {

@@ -73,31 +73,18 @@ impl DieselIdsBatchInsert {
     }
 }
 
-impl Workload for DieselIdsBatchInsert {
-    /// As the twin's: ids read clocks, and their values decide each insert's index path.
-    fn deterministic(&self) -> bool {
-        false
+impl crate::ids::BatchInserts for DieselIdsBatchInsert {
+    const OP: &'static str = "Diesel batch insert";
+    fn table(&self) -> &IdsDb {
+        &self.table
     }
-    type Local = ();
-    type Output = i64;
-    const RESET_PER_OP: bool = true;
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
+    fn row_count(&self) -> usize {
+        self.row_count
     }
-    fn reset(&self, _: &mut ()) -> anyhow::Result<()> {
-        self.table.clear()
+    fn insert_batch(&self) -> anyhow::Result<i64> {
+        DieselIdsBatchInsert::insert_batch(self)
     }
-    fn op(&self, _: &mut ()) -> i64 {
-        self.insert_batch()
-            .unwrap_or_else(|e| self.table.db.backend().op_failed(format_args!("Diesel batch insert failed: {e:#}")))
-    }
-    fn verify(&self, _: Phase) -> anyhow::Result<()> {
-        crate::ids::check_batch_insert(&self.table, self.row_count, || self.insert_batch())
-    }
-    fn teardown(&self) -> anyhow::Result<()> {
-        self.table.teardown()
-    }
-    fn tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
+    fn batch_tally(&self) -> anyhow::Result<Vec<crate::Tally>> {
         self.diesel.flush_stats()?;
         let rows = crate::PerOp::Exactly(self.row_count as i64);
         self.table.tally(&[(crate::db::postgres::TableCount::RowsInserted, rows)])
@@ -170,11 +157,8 @@ impl Workload for DieselIdsInsertGrowth {
     fn deterministic(&self) -> bool {
         false
     }
-    type Local = ();
+    crate::workload::no_local_state!();
     type Output = ();
-    fn local(&self, _: usize) -> anyhow::Result<()> {
-        Ok(())
-    }
     fn op(&self, _: &mut ()) {
         self.insert()
             .unwrap_or_else(|e| self.table.db.backend().op_failed(format_args!("Diesel insert failed: {e:#}")));
