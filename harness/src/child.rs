@@ -57,6 +57,18 @@ impl Timing {
         threads: None,
         rate: None,
     };
+
+    /// A few short timed iterations: for a run whose point is what its ops allocate (each
+    /// iteration's own allocations are amortised over its ops, so not one op of 1 ms).
+    pub(crate) const ALLOC_COUNT: Timing = Timing {
+        forks: Some(1),
+        warmup: Some(1),
+        iterations: Some(3),
+        time: Some(Duration::from_millis(100)),
+        warmup_time: Some(Duration::from_millis(100)),
+        threads: None,
+        rate: None,
+    };
 }
 
 /// The counting fork the child adds per case.
@@ -77,6 +89,8 @@ pub(crate) enum Counting {
     Io,
     /// `--instructions --io`: both counting forks, with the child's defaults.
     InstructionsAndIo,
+    /// `--alloc`: the timed forks count allocations.
+    Alloc,
 }
 
 /// An A/B run's flags: the other build and how the pairs decide.
@@ -266,6 +280,7 @@ impl ChildRun {
         match &self.counting {
             Counting::None => vec![],
             Counting::Io => vec![Flag::on("--io")],
+            Counting::Alloc => vec![Flag::on("--alloc")],
             Counting::InstructionsAndIo => vec![Flag::on("--instructions"), Flag::on("--io")],
             Counting::Instructions { ops, cache_sim, keep } => {
                 let mut f = vec![Flag::on("--instructions")];

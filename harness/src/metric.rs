@@ -21,6 +21,9 @@ pub enum Metric {
     /// A percentile of open-loop latency, coordinated omission corrected (`harness run --rate`),
     /// fork pair by fork pair at the same rate; lower is better.
     Latency,
+    /// Allocations and bytes requested per op over the timed forks (`harness run --alloc`);
+    /// lower is better, and either growing by more than a threshold regresses.
+    Alloc,
 }
 
 impl Metric {
@@ -31,6 +34,7 @@ impl Metric {
             Metric::Instructions => "instructions",
             Metric::Io => "io",
             Metric::Latency => "latency",
+            Metric::Alloc => "alloc",
         }
     }
 
@@ -41,6 +45,7 @@ impl Metric {
             Metric::Instructions => "instruction counts",
             Metric::Io => "I/O counts",
             Metric::Latency => "open-loop latency",
+            Metric::Alloc => "allocation counts",
         }
     }
 
@@ -51,12 +56,13 @@ impl Metric {
             Metric::Instructions => Some("--instructions"),
             Metric::Io => Some("--io"),
             Metric::Latency => Some("--rate OPS"),
+            Metric::Alloc => Some("--alloc"),
         }
     }
 
     /// Whether it is a count (judged against a threshold) rather than a timing (a statistical test).
     pub(crate) fn is_count(self) -> bool {
-        matches!(self, Metric::Instructions | Metric::Io)
+        matches!(self, Metric::Instructions | Metric::Io | Metric::Alloc)
     }
 
     /// Whether the case recorded it.
@@ -66,6 +72,7 @@ impl Metric {
             Metric::Instructions => b.instructions.is_some(),
             Metric::Io => b.io.is_some(),
             Metric::Latency => b.open_loop.as_ref().is_some_and(|o| o.corrected.is_some()),
+            Metric::Alloc => b.allocations.is_some(),
         }
     }
 
@@ -105,7 +112,8 @@ pub(crate) struct Measure {
 
 impl Metric {
     /// The metrics whose figures are secondary to a case's score (each export's primary figure
-    /// is its throughput).
+    /// is its throughput). Allocations are not among them: each export names them as its
+    /// consumers do (BMF `allocations`, JMH `gc.alloc.count.norm` and `gc.alloc.rate.norm`).
     pub(crate) const SECONDARY: [Metric; 3] = [Metric::Instructions, Metric::Io, Metric::Latency];
 
     /// The case's figures of this metric, every one it recorded (none for throughput, which
@@ -115,6 +123,13 @@ impl Metric {
         match self {
             Metric::Throughput => vec![],
             Metric::Latency => latency_measures(b),
+            Metric::Alloc => b
+                .allocations
+                .iter()
+                .flat_map(|a| {
+                    [m("allocations", a.per_op, None, "allocations/op"), m("bytes", a.bytes_per_op, None, "B/op")]
+                })
+                .collect(),
             Metric::Instructions => b
                 .instructions
                 .iter()

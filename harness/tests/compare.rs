@@ -1,4 +1,4 @@
-//! CLI tests of `compare` (throughput), A/B runs with `--baseline-bin`, `noise` and `--pin`.
+//! CLI tests of `compare` (throughput and allocations), A/B runs with `--baseline-bin`, `noise` and `--pin`.
 
 mod common;
 use common::*;
@@ -445,4 +445,61 @@ fn one_run_twice_a_repeated_case_a_fifo_and_no_shared_case_are_refused() {
         "{}",
         stderr(&out)
     );
+}
+
+/// `report` as another run would have it, each case making `extra` allocations more per op.
+fn with_allocations(report: &Value, run_id: &str, extra: f64) -> Value {
+    let mut r = report.clone();
+    r["meta"]["run_id"] = run_id.into();
+    for b in r["benchmarks"].as_array_mut().unwrap() {
+        let per_op = &mut b["allocations"]["per_op"];
+        *per_op = (per_op.as_f64().unwrap() + extra).into();
+    }
+    r
+}
+
+#[test]
+fn alloc_gates_allocations_per_op_and_fails_closed_without_them() {
+    let (out, counted) = run(&[
+        "smoke",
+        "-f",
+        "^baseline/(noop|busy_loop)$",
+        "-p",
+        "work=100",
+        "--alloc",
+        "--forks",
+        "1",
+        "--warmup",
+        "0",
+        "--iterations",
+        "2",
+        "--time",
+        "20ms",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(dir.path(), "base.json", &with_allocations(&counted, "base", 0.0));
+    let same = write(dir.path(), "same.json", &with_allocations(&counted, "same", 0.0));
+    let more = write(dir.path(), "more.json", &with_allocations(&counted, "more", 1.0));
+    let gate = |new: &Path| {
+        compare(&[
+            base.as_os_str(),
+            new.as_os_str(),
+            "--metric".as_ref(),
+            "alloc".as_ref(),
+            "--fail-on-regression".as_ref(),
+        ])
+    };
+    let out = gate(&same);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("allocs/op") && stdout(&out).contains("unchanged"), "{}", stdout(&out));
+    let out = gate(&more);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("REGRESSED"), "{}", stdout(&out));
+    let bare = write(dir.path(), "bare.json", &real_report());
+    let out = gate(&bare);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("bare.json has no allocation counts: make it with `harness run --alloc`"), "{err}");
 }

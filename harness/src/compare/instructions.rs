@@ -25,9 +25,13 @@ pub(crate) struct Thresholds {
     /// `--metric io`: the growth allowed in bytes and rows per op (`[io]`).
     #[serde(default)]
     pub io: IoThresholds,
+    /// `--metric alloc`: the growth allowed in allocations and bytes per op (`[alloc]`).
+    #[serde(default)]
+    pub alloc: IoThresholds,
 }
 
-/// The `[io]` table of a thresholds file: percent growth of bytes and rows per op.
+/// A growth table of a thresholds file (`[io]`: bytes and rows per op; `[alloc]`: allocations
+/// and bytes per op), in percent.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct IoThresholds {
@@ -50,8 +54,10 @@ impl Thresholds {
     /// Parses a thresholds file's text.
     pub(crate) fn parse(text: &str) -> Result<Thresholds, String> {
         let t: Thresholds = toml::from_str(text).map_err(|e| e.message().to_string())?;
-        let named = t.benchmarks.iter().chain(&t.io.benchmarks).map(|(k, v)| (k.as_str(), *v));
-        let mut all = named.chain(t.io.default.map(|d| ("[io] default", d)));
+        let named = t.benchmarks.iter().chain(&t.io.benchmarks).chain(&t.alloc.benchmarks);
+        let defaults = [("[io] default", t.io.default), ("[alloc] default", t.alloc.default)];
+        let mut all =
+            named.map(|(k, v)| (k.as_str(), *v)).chain(defaults.into_iter().filter_map(|(k, d)| Some((k, d?))));
         if let Some((k, v)) = all.find(|(_, v)| !v.is_finite() || *v < 0.0) {
             return Err(format!("threshold for '{k}' is {v}: use a percentage of 0 or more"));
         }

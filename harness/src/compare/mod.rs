@@ -1,9 +1,10 @@
 //! Comparing two reports case by case, one metric at a time, each through [`Comparison`]:
 //! wall-clock throughput with a significance verdict ([`throughput`]), instructions per op
 //! against a regression threshold ([`instructions`]), I/O per op exactly ([`io`]), a percentile
-//! of open-loop latency with a significance verdict ([`latency`]); the counts share one table
-//! ([`counts`]). Pure functions over reports; the CLI reads, prints and exits.
+//! of open-loop latency with a significance verdict ([`latency`]), allocations per op against a
+//! growth threshold ([`alloc`]); the counts share one table ([`counts`]). Pure functions over reports; the CLI reads, prints and exits.
 
+pub(crate) mod alloc;
 pub(crate) mod comparison;
 pub(crate) mod counts;
 pub(crate) mod instructions;
@@ -103,6 +104,7 @@ pub(crate) fn compare(
         Metric::Instructions => Box::new(instructions::comparison(base, new, settings.limits, &settings.thresholds)?),
         Metric::Io => Box::new(io::comparison(base, new, &settings.thresholds.io)?),
         Metric::Latency => Box::new(latency::comparison(base, new, settings.latency)?),
+        Metric::Alloc => Box::new(alloc::comparison(base, new, &settings.thresholds.alloc)?),
     })
 }
 
@@ -176,7 +178,7 @@ pub(crate) fn differences(base: &Report, new: &Report, metric: Metric) -> Vec<St
             let ops = |s: &crate::report::meta::RunSettings| s.io_ops.map_or("default".into(), |n| n.to_string());
             check("--io-ops", field(bs, &ops), field(ns, &ops));
         }
-        Metric::Throughput | Metric::Latency => {
+        Metric::Throughput | Metric::Latency | Metric::Alloc => {
             check("--forks", field(bs, &|s| s.forks.to_string()), field(ns, &|s| s.forks.to_string()));
             check(
                 "--warmup",

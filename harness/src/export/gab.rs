@@ -64,6 +64,7 @@ impl Gab {
             Metric::Instructions => "instructions/op",
             Metric::Io => "round trips/op",
             Metric::Latency => "ns (p99)",
+            Metric::Alloc => "allocations/op",
         }
     }
 
@@ -98,6 +99,14 @@ impl Gab {
                     "range": format!("p50 {}, p99.9 {}", c.at("p50")?, c.at("p99.9")?),
                     "extra": format!("open loop at {}, corrected for coordinated omission; {} forks kept the rate", o.rate, o.forks_kept),
                 }))
+            }),
+            Metric::Alloc => b.allocations.as_ref().map(|a| {
+                json!({
+                    "unit": self.unit(),
+                    "value": a.per_op,
+                    "range": "n/a",
+                    "extra": format!("{:.1} bytes/op over the ok timed forks", a.bytes_per_op),
+                })
             }),
             Metric::Io => b.io.as_ref().map(|io| {
                 let c = &io.count;

@@ -107,7 +107,7 @@ pub(crate) fn machine(report: &Report) -> String {
 fn settings(report: &Report, b: &Benchmark, metric: Metric) -> String {
     let Some(s) = &report.meta.settings else { return String::new() };
     match metric {
-        Metric::Throughput | Metric::Latency => {
+        Metric::Throughput | Metric::Latency | Metric::Alloc => {
             let c = &b.settings;
             format!(
                 "mode={} warmup={}x{}ns iteration={}ns alloc={} pin={}",
@@ -171,6 +171,9 @@ fn points(report: &Report, b: &Benchmark) -> Vec<Point> {
             .filter_map(|f| f.instructions.map(|c| c.per_op()))
             .collect();
         out.push(point(Metric::Instructions, "instructions".into(), i.median(), forks, i.deterministic));
+    }
+    for m in Metric::Alloc.measures(b) {
+        out.push(point(Metric::Alloc, format!("alloc.{}", m.name), m.value, vec![], false));
     }
     for m in Metric::Io.measures(b) {
         // Bytes follow the lengths of ids and values; the rest are counts of things done.

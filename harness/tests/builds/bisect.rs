@@ -65,7 +65,8 @@ fn clone_with_commits(dir: &std::path::Path, edits: &[(&str, &str, &str, &str)])
 /// The whole search over real builds (debug, as this test's harness is): GOOD, a commit that does
 /// not build, its fix, a busy loop 5% slower (BAD). By instructions it names the planted commit
 /// and the unbuildable one it skipped on the way (the first midpoint); a second bisect resumes
-/// from the first and builds nothing; GOOD to the fix has no regression (exit 4). Three builds.
+/// from the first and builds nothing; GOOD to the fix has no regression (exit 4), and by
+/// allocations neither has BAD. Three builds.
 #[test]
 fn finds_the_planted_commit_past_one_that_does_not_build() {
     let tmp = tempfile::tempdir().unwrap();
@@ -115,6 +116,17 @@ fn finds_the_planted_commit_past_one_that_does_not_build() {
     let none = bisect(&c[0], &c[2], false);
     assert_eq!(code(&none), 4, "{}", String::from_utf8_lossy(&none.stderr));
     assert!(String::from_utf8_lossy(&none.stdout).contains("no regression found: BAD"));
+    // By allocations (the builds reused): the busy loop allocates nothing in any commit.
+    let by_alloc = harness()
+        .current_dir(tmp.path())
+        .args(["bisect", &c[0], &c[3]])
+        .args(&case[..5])
+        .args(["--metric", "alloc"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&by_alloc.stdout);
+    assert_eq!(code(&by_alloc), 4, "{text}{}", String::from_utf8_lossy(&by_alloc.stderr));
+    assert!(text.contains("no regression found: BAD") && text.contains("0.00 allocations"), "{text}");
     backfill_reuses_the_builds_resumes_and_finds_the_commit(tmp.path(), &c);
 }
 

@@ -33,7 +33,7 @@ pub(super) fn render(b: &Bisection) -> String {
 fn shown(metric: Metric, s: &Step) -> String {
     match (metric, s.value, s.interval, &s.detail) {
         (Metric::Instructions, Some(v), _, _) => format!("{} instructions/op", crate::format::si(v)),
-        (Metric::Io, _, _, Some(detail)) => detail.clone(),
+        (Metric::Io | Metric::Alloc, _, _, Some(detail)) => detail.clone(),
         (Metric::Throughput, Some(r), Some((lo, hi)), _) => format!("{r:.3}x GOOD [{lo:.3}, {hi:.3}]"),
         _ => "-".into(),
     }
@@ -50,6 +50,12 @@ fn rule(b: &Bisection) -> String {
         ),
         Metric::Io => format!(
             "a commit is bad when its I/O counts per op grew over GOOD's as `compare --metric io` judges them (exact counts by any amount, bytes and rows past {}%)",
+            b.threshold_pct
+        ),
+        Metric::Alloc => format!(
+            "a commit is {} when its allocations or bytes per op moved past {}{}% of GOOD's, as `compare --metric alloc` judges them",
+            if b.faster { "faster" } else { "bad" },
+            if b.faster { "-" } else { "+" },
             b.threshold_pct
         ),
         Metric::Latency => "latency is not bisected".into(),
@@ -116,7 +122,7 @@ fn answer(b: &Bisection, shown: &dyn Fn(&Step) -> String) -> String {
 fn in_steps(b: &Bisection, before: &Step, found: &Step) -> String {
     let (good, bad) = (&b.steps[0], &b.steps[b.steps.len() - 1]);
     let level = |s: &Step| match b.metric {
-        Metric::Instructions => s.value,
+        Metric::Instructions | Metric::Alloc => s.value,
         Metric::Throughput => s.value.map(|r| 1.0 / r),
         Metric::Io | Metric::Latency => None,
     };

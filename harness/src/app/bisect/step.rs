@@ -28,6 +28,7 @@ pub(super) fn test_commit(args: &BisectArgs, b: &mut Bisection, i: usize, runs: 
     let marked = match args.metric {
         Metric::Instructions => counted.instructions(step),
         Metric::Io => counted.io(step),
+        Metric::Alloc => counted.alloc(step),
         Metric::Latency => return Mark::Skipped("bisect does not judge latency".into()),
         Metric::Throughput if i == 0 => Ok(Mark::Good),
         Metric::Throughput => {
@@ -96,12 +97,28 @@ struct Counted<'a> {
 }
 
 impl Counted<'_> {
-    /// One counting fork of `counting` (no timed iterations to speak of); its report.
+    /// One counting fork of `counting` (no timed iterations to speak of; a few short ones when
+    /// the timed forks count allocations); its report.
     fn run(&self, counting: Counting) -> Result<Report, String> {
         let mut run = case_run(self.args, self.binary, self.out);
-        run.timing = Timing::BRIEF;
+        run.timing = if counting == Counting::Alloc { Timing::ALLOC_COUNT } else { Timing::BRIEF };
         run.counting = counting;
         run.run().map_err(|e| e.to_string())
+    }
+
+    /// The case's allocations per op, judged against GOOD's run as `compare --metric alloc`
+    /// judges them, with the threshold for every case.
+    fn alloc(&self, step: &mut Step) -> Result<Mark, String> {
+        let report = self.run(Counting::Alloc)?;
+        let counted = report.benchmarks.first().and_then(|b| b.allocations.as_ref());
+        let counted = counted.ok_or("its timed fork counted no allocation")?;
+        step.value = Some(counted.per_op);
+        step.detail = Some(format!("{:.2} allocations, {:.1} bytes per op", counted.per_op, counted.bytes_per_op));
+        let Some(good) = self.good else { return Ok(Mark::Good) };
+        let good = read_report(good, "GOOD's allocation").map_err(|e| e.0)?;
+        let thresholds =
+            crate::compare::instructions::IoThresholds { default: Some(self.args.threshold), ..Default::default() };
+        moved(self.args.faster, &crate::compare::alloc::compare(&good, &report, &thresholds))
     }
 
     /// The case's instructions per op, judged against GOOD's run as `compare --metric
