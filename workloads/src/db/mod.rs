@@ -15,6 +15,22 @@ use crate::SetupContext;
 use crate::params::{ParamKind, ParamSpec};
 use anyhow::Context;
 
+/// The builder of every pool the workloads open (raw drivers and Diesel alike): `size`
+/// connections, checked out untested, `connect` to wait for one, and no reaper. r2d2 reaps
+/// idle and old connections from a thread of its own every 30 s after the pool opens; inside
+/// an instruction fork's window that one tick added about 4,200 instructions (its lock, clock
+/// reads and wakeups: `sql/held_connection_select_by_id`, one million ops), which moved
+/// "exact" counts between runs of one build. A fork lasts minutes, not the ten of an idle
+/// timeout.
+pub fn pool_builder<M: r2d2::ManageConnection>(size: u32, connect: std::time::Duration) -> r2d2::Builder<M> {
+    r2d2::Pool::builder()
+        .max_size(size)
+        .test_on_check_out(false)
+        .connection_timeout(connect)
+        .idle_timeout(None)
+        .max_lifetime(None)
+}
+
 /// `db`: the backend.
 pub const DB: ParamSpec = ParamSpec {
     name: "db",

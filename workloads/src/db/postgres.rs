@@ -143,10 +143,7 @@ impl PgDb {
             .map_err(|e| unreachable(url, e))
             .and_then(|mut client| init(&mut client).context("cannot set up the PostgreSQL schema"))
             .and_then(|()| {
-                r2d2::Pool::builder()
-                    .max_size(pool_size)
-                    .test_on_check_out(false)
-                    .connection_timeout(CONNECT_TIMEOUT)
+                super::pool_builder(pool_size, CONNECT_TIMEOUT)
                     .build(PgManager { config, statements })
                     .map_err(|e| unreachable(url, e))
             });

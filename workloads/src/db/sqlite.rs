@@ -201,10 +201,7 @@ impl SqliteDb {
             keeper.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
         }
         init(&mut keeper).context("cannot set up the SQLite database")?;
-        let pool = r2d2::Pool::builder()
-            .max_size(pool_size)
-            .test_on_check_out(false)
-            .connection_timeout(Duration::from_secs(5))
+        let pool = super::pool_builder(pool_size, Duration::from_secs(5))
             .build(manager)
             .context("cannot open the SQLite pool")?;
         Ok(SqliteDb { _dir: dir, _keeper: Mutex::new(keeper), path, storage, pool })
@@ -285,5 +282,12 @@ mod tests {
         assert_eq!(widened.read(0, VmStep, 3), u64::from(u32::MAX) + 4, "wrapped once");
         assert_eq!(widened.read(0, Run, 3), 3, "each counter on its own");
         assert_eq!(widened.read(1, VmStep, 0), 0, "each statement on its own");
+    }
+
+    #[test]
+    fn the_pool_schedules_no_reaper_into_a_measured_window() {
+        let db = SqliteDb::create(Storage::Memory, 2, vec![], &mut |_| Ok(())).unwrap();
+        assert_eq!((db.pool.idle_timeout(), db.pool.max_lifetime()), (None, None));
+        assert_eq!(db.pool.max_size(), 2);
     }
 }

@@ -43,10 +43,7 @@ fn pool_of<C: diesel::r2d2::R2D2Connection + 'static>(
     size: u32,
     setup: String,
 ) -> Result<Pool<ConnectionManager<C>>, diesel::r2d2::PoolError> {
-    Pool::builder()
-        .max_size(size)
-        .test_on_check_out(false)
-        .connection_timeout(Duration::from_secs(5))
+    crate::db::pool_builder(size, Duration::from_secs(5))
         .connection_customizer(Box::new(SessionSetup(setup)))
         .build(ConnectionManager::<C>::new(url))
 }
