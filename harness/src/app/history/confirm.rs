@@ -8,7 +8,7 @@
 
 use super::{ChangePoint, Found, decision, find, short};
 use crate::ab::Home;
-use crate::child::{ChildRun, Pairs, Selection, Timing};
+use crate::child::{ChildRun, Counting, Pairs, Selection, Timing};
 use crate::cli::{DetectFormat, HistoryConfirmArgs};
 use crate::compare::latency::{self, Percentile};
 use crate::compare::throughput::{Options, Verdict, compare_sides};
@@ -147,8 +147,7 @@ impl Job<'_> {
     }
 
     /// Builds both commits of `c` and runs FIRST BAD's case paired against LAST GOOD's across
-    /// the layouts, with the layout check's instruction forks; `plan` sets the forks (and a
-    /// rate).
+    /// the layouts, with an instruction fork of each build; `plan` sets the forks (and a rate).
     fn paired(
         &self,
         c: &ChangePoint,
@@ -161,6 +160,10 @@ impl Job<'_> {
         let urls = (self.args.database_url.as_str(), self.args.redis_url.as_str());
         let mut run = ChildRun::new(&bad, select, urls, &out, format!("the A/B of {}", c.key));
         run.timing.threads = Some(id.threads());
+        // Both builds' instructions whatever the pairs decide (the layout check counts them only
+        // for a FASTER or SLOWER case): an A/B that does not confirm a step is `layout` when the
+        // code ran the same instructions, `not reproduced` when it did not.
+        run.counting = Counting::Instructions { ops: None, cache_sim: false, keep: None };
         let mut pairs = Pairs { layouts: Some(self.layouts), no_layout_check: false, ..Pairs::against(&good) };
         plan(&id, &mut run.timing, &mut pairs)?;
         run.pairs = Some(pairs);
