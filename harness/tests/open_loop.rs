@@ -78,6 +78,22 @@ fn mg1(per_sec: f64, fork: &Value) -> f64 {
     m1 + lambda * m2 / (2.0 * (1.0 - lambda * m1))
 }
 
+/// Both forks kept the rate; else which did not and why, as a miss to try again: a host stall
+/// (a neighbour preempting the VM for ms) makes one fork miss now and then, while a scheduler
+/// that cannot keep the rate misses in every attempt.
+fn kept_both(case: &Value) -> Result<(), String> {
+    if case["open_loop"]["forks_kept"] == 2 {
+        return Ok(());
+    }
+    let why: Vec<String> = case["forks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["open_loop"]["missed"].as_str().map(String::from))
+        .collect();
+    Err(format!("a fork did not keep the rate: {}", why.join("; ")))
+}
+
 fn nanos(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
@@ -101,8 +117,8 @@ fn m_d_1_attempt(rho: f64) -> Result<(), String> {
     let rate = ((rho * 1e6 / SERVICE_US) as u64).to_string();
     let (out, case) = probe(&rate, "poisson", &[]);
     assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    kept_both(&case)?;
     let open = &case["open_loop"];
-    assert_eq!(open["forks_kept"], 2, "{open:#}");
     for fork in case["forks"].as_array().unwrap() {
         let f = &fork["open_loop"];
         let ran = f["ran"].as_u64().unwrap();
@@ -138,6 +154,7 @@ fn constant_arrivals_below_saturation_take_the_service_time() {
 fn constant_attempt() -> Result<(), String> {
     let (out, case) = probe("5000", "constant", &[]);
     assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    kept_both(&case)?;
     let open = &case["open_loop"];
     assert!(case["name"] == "probe/fixed_service" && open["rate"]["arrivals"] == "constant");
     let d = SERVICE_US * 1e3;
@@ -172,6 +189,7 @@ fn a_stall_shows_in_the_corrected_p99_and_hides_in_the_uncorrected_one() {
 fn stall_attempt() -> Result<(), String> {
     let (out, case) = probe("2000", "poisson", &["-p", "stall_ms=50"]);
     assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    kept_both(&case)?;
     let open = &case["open_loop"];
     let corrected = nanos(&open["corrected"]["percentiles"]["p99"]);
     let uncorrected = nanos(&open["uncorrected"]["percentiles"]["p99"]);
