@@ -100,8 +100,11 @@ fn nanos(v: &Value) -> f64 {
 
 /// How many runs a queueing check may take: a systematic error in the scheduler misses the
 /// model in every one, while a neighbour's burst on a shared VM (a preempted worker at ρ 0.8
-/// holds a queue for tens of ms; CI once saw 19% above the model) rarely hits all three.
-const ATTEMPTS: usize = 3;
+/// holds a queue for tens of ms; CI once saw 19% above the model) rarely hits them all. Such
+/// bursts come in spells: on 2026-12-08 this VM, idle but for the test, had the generator start
+/// ops 0.45 to 1.9 ms late at p99 in one attempt of two for minutes on end, so three attempts
+/// failed a test now and then; each attempt is about 5 s.
+const ATTEMPTS: usize = 8;
 
 #[test]
 fn poisson_arrivals_give_the_m_d_1_mean_latency_at_half_and_four_fifths_load() {
